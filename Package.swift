@@ -1,0 +1,90 @@
+// swift-tools-version: 6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "Amber",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    products: [
+        .library(name: "Amber", targets: ["Amber"]),
+        .library(name: "AmberSQLite", targets: ["AmberSQLite"]),
+        .executable(name: "notes", targets: ["notes"]),
+        .executable(name: "cookies", targets: ["cookies"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        .macro(
+            name: "AmberMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "Amber",
+            dependencies: [
+                "AmberMacros",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+            ]
+        ),
+        .target(
+            name: "AmberSQLite",
+            dependencies: [
+                "Amber",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .executableTarget(
+            name: "notes",
+            dependencies: [
+                "Amber",
+                "AmberSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "cookies",
+            dependencies: ["Amber"]
+        ),
+        .testTarget(
+            name: "AmberTests",
+            dependencies: [
+                "Amber",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "AmberMacrosTests",
+            dependencies: [
+                "AmberMacros",
+                .product(name: "MacroTesting", package: "swift-macro-testing"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
+        .testTarget(
+            name: "AmberSQLiteTests",
+            dependencies: [
+                "Amber",
+                "AmberSQLite",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "NotesTests",
+            dependencies: ["notes"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,7 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+
+@main
+struct AmberMacrosPlugin: CompilerPlugin {
+    let providingMacros: [Macro.Type] = [ImmutableMacro.self]
+}

@@ -1,0 +1,1104 @@
+import AmberMacros
+import SwiftSyntaxMacroExpansion
+import MacroTesting
+import Testing
+
+@Suite(
+    .macros(
+        ["Immutable": MacroSpec(type: ImmutableMacro.self, conformances: ["ImmutableModel", "Mergeable"])]
+    )
+)
+struct ImmutableMacroTests {
+    @Test func plainStruct() {
+        assertMacro {
+            """
+            @Immutable
+            struct Person: Identifiable, Hashable, Codable, Sendable {
+                let id: String
+                let name: String
+                let age: Int
+                let job: String?
+            }
+            """
+        } expansion: {
+            """
+            struct Person: Identifiable, Hashable, Codable, Sendable {
+                let id: String
+                let name: String
+                let age: Int
+                let job: String?
+
+                init(id: String, name: String, age: Int, job: String? = nil) {
+                    self.id = id
+                    self.name = name
+                    self.age = age
+                    self.job = job
+                }
+
+                /// A copy with `id` replaced.
+                func with(id: String) -> Person {
+                    Person(id: id, name: self.name, age: self.age, job: self.job)
+                }
+
+                /// A copy with `name` replaced.
+                func with(name: String) -> Person {
+                    Person(id: self.id, name: name, age: self.age, job: self.job)
+                }
+
+                /// A copy with `age` replaced.
+                func with(age: Int) -> Person {
+                    Person(id: self.id, name: self.name, age: age, job: self.job)
+                }
+
+                /// A copy with `job` replaced; `nil` clears it.
+                func with(job: String?) -> Person {
+                    Person(id: self.id, name: self.name, age: self.age, job: job)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                func update(id: String? = nil, name: String? = nil, age: Int? = nil) -> Person {
+                    Person(id: id ?? self.id, name: name ?? self.name, age: age ?? self.age, job: self.job)
+                }
+
+                /// A mutable mirror of `Person`, turned back into a value with `Person(draft)`.
+                struct Draft: Sendable, Hashable, Codable {
+                    var id: String
+                    var name: String
+                    var age: Int
+                    var job: String?
+
+                    init(id: String, name: String, age: Int, job: String?) {
+                        self.id = id
+                        self.name = name
+                        self.age = age
+                        self.job = job
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                init(_ draft: Draft) {
+                    self.init(id: draft.id, name: draft.name, age: draft.age, job: draft.job)
+                }
+
+                /// A mutable copy of this value's fields.
+                var draft: Draft {
+                    Draft(id: self.id, name: self.name, age: self.age, job: self.job)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Person {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Person(draft)
+                }
+
+                /// `Person` under construction: every field optional until `completed()`.
+                struct Partial: Sendable, Hashable, Codable {
+                    var id: String? = nil
+                    var name: String? = nil
+                    var age: Int? = nil
+                    var job: String? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: Person) {
+                        self.id = value.id
+                        self.name = value.name
+                        self.age = value.age
+                        self.job = value.job
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> Person {
+                        guard let id = self.id, let name = self.name, let age = self.age else {
+                            var missingFields: [String] = []
+                            if self.id == nil {
+                                missingFields.append("id")
+                            }
+                            if self.name == nil {
+                                missingFields.append("name")
+                            }
+                            if self.age == nil {
+                                missingFields.append("age")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
+                        }
+                        return Person(id: id, name: name, age: age, job: self.job)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                static var fieldNames: [String] {
+                    ["id", "name", "age", "job"]
+                }
+            }
+
+            extension Person: Amber.ImmutableModel {
+            }
+
+            extension Person: Amber.Mergeable {
+                /// Three-way merge, field by field: a field changed on one side takes that side;
+                /// changed on both sides to different values it takes `mine` and is listed in `conflicts`.
+                static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                    var conflicts: [String] = []
+                    let value = Self(
+                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
+                        name: Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts),
+                        age: Amber._mergeField("age", base: base.age, mine: mine.age, theirs: theirs.age, conflicts: &conflicts),
+                        job: Amber._mergeField("job", base: base.job, mine: mine.job, theirs: theirs.job, conflicts: &conflicts)
+                    )
+                    return Amber.MergeResult(value: value, conflicts: conflicts)
+                }
+            }
+            """
+        }
+    }
+
+    @Test func publicStruct() {
+        assertMacro {
+            """
+            @Immutable
+            public struct Tag: Equatable {
+                public let id: Int
+                public let name: String
+            }
+            """
+        } expansion: {
+            """
+            public struct Tag: Equatable {
+                public let id: Int
+                public let name: String
+
+                public init(id: Int, name: String) {
+                    self.id = id
+                    self.name = name
+                }
+
+                /// A copy with `id` replaced.
+                public func with(id: Int) -> Tag {
+                    Tag(id: id, name: self.name)
+                }
+
+                /// A copy with `name` replaced.
+                public func with(name: String) -> Tag {
+                    Tag(id: self.id, name: name)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                public func update(id: Int? = nil, name: String? = nil) -> Tag {
+                    Tag(id: id ?? self.id, name: name ?? self.name)
+                }
+
+                /// A mutable mirror of `Tag`, turned back into a value with `Tag(draft)`.
+                public struct Draft: Equatable {
+                    public var id: Int
+                    public var name: String
+
+                    public init(id: Int, name: String) {
+                        self.id = id
+                        self.name = name
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                public init(_ draft: Draft) {
+                    self.init(id: draft.id, name: draft.name)
+                }
+
+                /// A mutable copy of this value's fields.
+                public var draft: Draft {
+                    Draft(id: self.id, name: self.name)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                public func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Tag {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Tag(draft)
+                }
+
+                /// `Tag` under construction: every field optional until `completed()`.
+                public struct Partial: Equatable {
+                    public var id: Int? = nil
+                    public var name: String? = nil
+
+                    /// An empty partial value.
+                    public init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    public init(_ value: Tag) {
+                        self.id = value.id
+                        self.name = value.name
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    public func completed() throws(Amber.IncompleteValueError) -> Tag {
+                        guard let id = self.id, let name = self.name else {
+                            var missingFields: [String] = []
+                            if self.id == nil {
+                                missingFields.append("id")
+                            }
+                            if self.name == nil {
+                                missingFields.append("name")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Tag", missingFields: missingFields)
+                        }
+                        return Tag(id: id, name: name)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                public static var fieldNames: [String] {
+                    ["id", "name"]
+                }
+            }
+
+            extension Tag: Amber.ImmutableModel {
+            }
+
+            extension Tag: Amber.Mergeable {
+                /// Three-way merge, field by field: a field changed on one side takes that side;
+                /// changed on both sides to different values it takes `mine` and is listed in `conflicts`.
+                public static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                    var conflicts: [String] = []
+                    let value = Self(
+                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
+                        name: Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts)
+                    )
+                    return Amber.MergeResult(value: value, conflicts: conflicts)
+                }
+            }
+            """
+        }
+    }
+
+    @Test func privateStructGetsFileprivateMembers() {
+        assertMacro {
+            """
+            @Immutable
+            private struct Secret {
+                let value: String
+            }
+            """
+        } expansion: {
+            """
+            private struct Secret {
+                let value: String
+
+                fileprivate init(value: String) {
+                    self.value = value
+                }
+
+                /// A copy with `value` replaced.
+                fileprivate func with(value: String) -> Secret {
+                    Secret(value: value)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                fileprivate func update(value: String? = nil) -> Secret {
+                    Secret(value: value ?? self.value)
+                }
+
+                /// A mutable mirror of `Secret`, turned back into a value with `Secret(draft)`.
+                fileprivate struct Draft {
+                    fileprivate var value: String
+
+                    fileprivate init(value: String) {
+                        self.value = value
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                fileprivate init(_ draft: Draft) {
+                    self.init(value: draft.value)
+                }
+
+                /// A mutable copy of this value's fields.
+                fileprivate var draft: Draft {
+                    Draft(value: self.value)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                fileprivate func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Secret {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Secret(draft)
+                }
+
+                /// `Secret` under construction: every field optional until `completed()`.
+                fileprivate struct Partial {
+                    fileprivate var value: String? = nil
+
+                    /// An empty partial value.
+                    fileprivate init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    fileprivate init(_ value: Secret) {
+                        self.value = value.value
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    fileprivate func completed() throws(Amber.IncompleteValueError) -> Secret {
+                        guard let value = self.value else {
+                            var missingFields: [String] = []
+                            if self.value == nil {
+                                missingFields.append("value")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Secret", missingFields: missingFields)
+                        }
+                        return Secret(value: value)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                fileprivate static var fieldNames: [String] {
+                    ["value"]
+                }
+            }
+
+            extension Secret: Amber.ImmutableModel {
+            }
+            """
+        }
+    }
+
+    @Test func genericStruct() {
+        assertMacro {
+            """
+            @Immutable
+            struct Box<Content: Hashable>: Hashable {
+                let content: Content
+                let label: Optional<String>
+            }
+            """
+        } expansion: {
+            """
+            struct Box<Content: Hashable>: Hashable {
+                let content: Content
+                let label: Optional<String>
+
+                init(content: Content, label: Optional<String> = nil) {
+                    self.content = content
+                    self.label = label
+                }
+
+                /// A copy with `content` replaced.
+                func with(content: Content) -> Box {
+                    Box(content: content, label: self.label)
+                }
+
+                /// A copy with `label` replaced; `nil` clears it.
+                func with(label: Optional<String>) -> Box {
+                    Box(content: self.content, label: label)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                func update(content: Content? = nil) -> Box {
+                    Box(content: content ?? self.content, label: self.label)
+                }
+
+                /// A mutable mirror of `Box`, turned back into a value with `Box(draft)`.
+                struct Draft: Hashable {
+                    var content: Content
+                    var label: Optional<String>
+
+                    init(content: Content, label: Optional<String>) {
+                        self.content = content
+                        self.label = label
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                init(_ draft: Draft) {
+                    self.init(content: draft.content, label: draft.label)
+                }
+
+                /// A mutable copy of this value's fields.
+                var draft: Draft {
+                    Draft(content: self.content, label: self.label)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Box {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Box(draft)
+                }
+
+                /// `Box` under construction: every field optional until `completed()`.
+                struct Partial: Hashable {
+                    var content: Content? = nil
+                    var label: Optional<String> = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: Box) {
+                        self.content = value.content
+                        self.label = value.label
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> Box {
+                        guard let content = self.content else {
+                            var missingFields: [String] = []
+                            if self.content == nil {
+                                missingFields.append("content")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Box", missingFields: missingFields)
+                        }
+                        return Box(content: content, label: self.label)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                static var fieldNames: [String] {
+                    ["content", "label"]
+                }
+            }
+
+            extension Box: Amber.ImmutableModel {
+            }
+
+            extension Box: Amber.Mergeable {
+                /// Three-way merge, field by field: a field changed on one side takes that side;
+                /// changed on both sides to different values it takes `mine` and is listed in `conflicts`.
+                static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                    var conflicts: [String] = []
+                    let value = Self(
+                        content: Amber._mergeField("content", base: base.content, mine: mine.content, theirs: theirs.content, conflicts: &conflicts),
+                        label: Amber._mergeField("label", base: base.label, mine: mine.label, theirs: theirs.label, conflicts: &conflicts)
+                    )
+                    return Amber.MergeResult(value: value, conflicts: conflicts)
+                }
+            }
+            """
+        }
+    }
+
+    @Test func optionalsOnly() {
+        assertMacro {
+            """
+            @Immutable
+            struct Filter {
+                let text: String?
+                let limit: Swift.Optional<Int>
+            }
+            """
+        } expansion: {
+            """
+            struct Filter {
+                let text: String?
+                let limit: Swift.Optional<Int>
+
+                init(text: String? = nil, limit: Swift.Optional<Int> = nil) {
+                    self.text = text
+                    self.limit = limit
+                }
+
+                /// A copy with `text` replaced; `nil` clears it.
+                func with(text: String?) -> Filter {
+                    Filter(text: text, limit: self.limit)
+                }
+
+                /// A copy with `limit` replaced; `nil` clears it.
+                func with(limit: Swift.Optional<Int>) -> Filter {
+                    Filter(text: self.text, limit: limit)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                func update() -> Filter {
+                    Filter(text: self.text, limit: self.limit)
+                }
+
+                /// A mutable mirror of `Filter`, turned back into a value with `Filter(draft)`.
+                struct Draft {
+                    var text: String?
+                    var limit: Swift.Optional<Int>
+
+                    init(text: String?, limit: Swift.Optional<Int>) {
+                        self.text = text
+                        self.limit = limit
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                init(_ draft: Draft) {
+                    self.init(text: draft.text, limit: draft.limit)
+                }
+
+                /// A mutable copy of this value's fields.
+                var draft: Draft {
+                    Draft(text: self.text, limit: self.limit)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Filter {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Filter(draft)
+                }
+
+                /// `Filter` under construction: every field optional until `completed()`.
+                struct Partial {
+                    var text: String? = nil
+                    var limit: Swift.Optional<Int> = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: Filter) {
+                        self.text = value.text
+                        self.limit = value.limit
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> Filter {
+                        return Filter(text: self.text, limit: self.limit)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                static var fieldNames: [String] {
+                    ["text", "limit"]
+                }
+            }
+
+            extension Filter: Amber.ImmutableModel {
+            }
+            """
+        }
+    }
+
+    @Test func propertyWithInitialValueIsLeftOut() {
+        assertMacro {
+            """
+            @Immutable
+            struct Event {
+                let kind = "event"
+                let name: String
+            }
+            """
+        } expansion: {
+            """
+            struct Event {
+                let kind = "event"
+                let name: String
+
+                init(name: String) {
+                    self.name = name
+                }
+
+                /// A copy with `name` replaced.
+                func with(name: String) -> Event {
+                    Event(name: name)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                func update(name: String? = nil) -> Event {
+                    Event(name: name ?? self.name)
+                }
+
+                /// A mutable mirror of `Event`, turned back into a value with `Event(draft)`.
+                struct Draft {
+                    var name: String
+
+                    init(name: String) {
+                        self.name = name
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                init(_ draft: Draft) {
+                    self.init(name: draft.name)
+                }
+
+                /// A mutable copy of this value's fields.
+                var draft: Draft {
+                    Draft(name: self.name)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Event {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Event(draft)
+                }
+
+                /// `Event` under construction: every field optional until `completed()`.
+                struct Partial {
+                    var name: String? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: Event) {
+                        self.name = value.name
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> Event {
+                        guard let name = self.name else {
+                            var missingFields: [String] = []
+                            if self.name == nil {
+                                missingFields.append("name")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Event", missingFields: missingFields)
+                        }
+                        return Event(name: name)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                static var fieldNames: [String] {
+                    ["name"]
+                }
+            }
+
+            extension Event: Amber.ImmutableModel {
+            }
+            """
+        }
+    }
+
+    @Test func computedAndStaticPropertiesAreIgnored() {
+        assertMacro {
+            """
+            @Immutable
+            struct Person {
+                let age: Int
+                var isAdult: Bool { age >= 18 }
+                var description: String {
+                    get { "\\(age)" }
+                }
+                static let species = "human"
+                static var count: Int = 0
+            }
+            """
+        } expansion: {
+            #"""
+            struct Person {
+                let age: Int
+                var isAdult: Bool { age >= 18 }
+                var description: String {
+                    get { "\(age)" }
+                }
+                static let species = "human"
+                static var count: Int = 0
+
+                init(age: Int) {
+                    self.age = age
+                }
+
+                /// A copy with `age` replaced.
+                func with(age: Int) -> Person {
+                    Person(age: age)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                func update(age: Int? = nil) -> Person {
+                    Person(age: age ?? self.age)
+                }
+
+                /// A mutable mirror of `Person`, turned back into a value with `Person(draft)`.
+                struct Draft {
+                    var age: Int
+
+                    init(age: Int) {
+                        self.age = age
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                init(_ draft: Draft) {
+                    self.init(age: draft.age)
+                }
+
+                /// A mutable copy of this value's fields.
+                var draft: Draft {
+                    Draft(age: self.age)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Person {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Person(draft)
+                }
+
+                /// `Person` under construction: every field optional until `completed()`.
+                struct Partial {
+                    var age: Int? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: Person) {
+                        self.age = value.age
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> Person {
+                        guard let age = self.age else {
+                            var missingFields: [String] = []
+                            if self.age == nil {
+                                missingFields.append("age")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
+                        }
+                        return Person(age: age)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                static var fieldNames: [String] {
+                    ["age"]
+                }
+            }
+
+            extension Person: Amber.ImmutableModel {
+            }
+            """#
+        }
+    }
+
+    @Test func severalBindingsShareATypeAnnotation() {
+        assertMacro {
+            """
+            @Immutable
+            struct Point {
+                let x, y: Double
+            }
+            """
+        } expansion: {
+            """
+            struct Point {
+                let x, y: Double
+
+                init(x: Double, y: Double) {
+                    self.x = x
+                    self.y = y
+                }
+
+                /// A copy with `x` replaced.
+                func with(x: Double) -> Point {
+                    Point(x: x, y: self.y)
+                }
+
+                /// A copy with `y` replaced.
+                func with(y: Double) -> Point {
+                    Point(x: self.x, y: y)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                func update(x: Double? = nil, y: Double? = nil) -> Point {
+                    Point(x: x ?? self.x, y: y ?? self.y)
+                }
+
+                /// A mutable mirror of `Point`, turned back into a value with `Point(draft)`.
+                struct Draft {
+                    var x: Double
+                    var y: Double
+
+                    init(x: Double, y: Double) {
+                        self.x = x
+                        self.y = y
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                init(_ draft: Draft) {
+                    self.init(x: draft.x, y: draft.y)
+                }
+
+                /// A mutable copy of this value's fields.
+                var draft: Draft {
+                    Draft(x: self.x, y: self.y)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Point {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Point(draft)
+                }
+
+                /// `Point` under construction: every field optional until `completed()`.
+                struct Partial {
+                    var x: Double? = nil
+                    var y: Double? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: Point) {
+                        self.x = value.x
+                        self.y = value.y
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> Point {
+                        guard let x = self.x, let y = self.y else {
+                            var missingFields: [String] = []
+                            if self.x == nil {
+                                missingFields.append("x")
+                            }
+                            if self.y == nil {
+                                missingFields.append("y")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Point", missingFields: missingFields)
+                        }
+                        return Point(x: x, y: y)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                static var fieldNames: [String] {
+                    ["x", "y"]
+                }
+            }
+
+            extension Point: Amber.ImmutableModel {
+            }
+            """
+        }
+    }
+
+    @Test func notAStruct() {
+        assertMacro {
+            """
+            @Immutable
+            class Person {
+                let name: String
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            ┬─────────
+            ╰─ 🛑 '@Immutable' can only be applied to a struct
+            class Person {
+                let name: String
+            }
+            """
+        }
+        assertMacro {
+            """
+            @Immutable
+            enum Direction {
+                case up
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            ┬─────────
+            ╰─ 🛑 '@Immutable' can only be applied to a struct
+            enum Direction {
+                case up
+            }
+            """
+        }
+        assertMacro {
+            """
+            @Immutable
+            actor Counter {
+                let count: Int
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            ┬─────────
+            ╰─ 🛑 '@Immutable' can only be applied to a struct
+            actor Counter {
+                let count: Int
+            }
+            """
+        }
+    }
+
+    @Test func storedVarHasFixIt() {
+        assertMacro {
+            """
+            @Immutable
+            struct Person {
+                let name: String
+                var age: Int
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            struct Person {
+                let name: String
+                var age: Int
+                    ┬──
+                    ╰─ 🛑 stored property 'age' of an immutable model must be 'let'
+                       ✏️ Replace 'var' with 'let'
+            }
+            """
+        } fixes: {
+            """
+            @Immutable
+            struct Person {
+                let name: String
+                let age: Int
+            }
+            """
+        } expansion: {
+            """
+            struct Person {
+                let name: String
+                let age: Int
+
+                init(name: String, age: Int) {
+                    self.name = name
+                    self.age = age
+                }
+
+                /// A copy with `name` replaced.
+                func with(name: String) -> Person {
+                    Person(name: name, age: self.age)
+                }
+
+                /// A copy with `age` replaced.
+                func with(age: Int) -> Person {
+                    Person(name: self.name, age: age)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                func update(name: String? = nil, age: Int? = nil) -> Person {
+                    Person(name: name ?? self.name, age: age ?? self.age)
+                }
+
+                /// A mutable mirror of `Person`, turned back into a value with `Person(draft)`.
+                struct Draft {
+                    var name: String
+                    var age: Int
+
+                    init(name: String, age: Int) {
+                        self.name = name
+                        self.age = age
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                init(_ draft: Draft) {
+                    self.init(name: draft.name, age: draft.age)
+                }
+
+                /// A mutable copy of this value's fields.
+                var draft: Draft {
+                    Draft(name: self.name, age: self.age)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Person {
+                    var draft = self.draft
+                    try edit(&draft)
+                    return Person(draft)
+                }
+
+                /// `Person` under construction: every field optional until `completed()`.
+                struct Partial {
+                    var name: String? = nil
+                    var age: Int? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: Person) {
+                        self.name = value.name
+                        self.age = value.age
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> Person {
+                        guard let name = self.name, let age = self.age else {
+                            var missingFields: [String] = []
+                            if self.name == nil {
+                                missingFields.append("name")
+                            }
+                            if self.age == nil {
+                                missingFields.append("age")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
+                        }
+                        return Person(name: name, age: age)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                static var fieldNames: [String] {
+                    ["name", "age"]
+                }
+            }
+
+            extension Person: Amber.ImmutableModel {
+            }
+            """
+        }
+    }
+
+    @Test func observedVarIsStoredWithoutFixIt() {
+        assertMacro {
+            """
+            @Immutable
+            struct Person {
+                var age: Int {
+                    didSet { print(age) }
+                }
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            struct Person {
+                var age: Int {
+                    ┬──
+                    ╰─ 🛑 stored property 'age' of an immutable model must be 'let'
+                    didSet { print(age) }
+                }
+            }
+            """
+        }
+    }
+
+    @Test func missingTypeAnnotation() {
+        assertMacro {
+            """
+            @Immutable
+            struct Person {
+                let name
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            struct Person {
+                let name
+                    ┬───
+                    ╰─ 🛑 '@Immutable' needs an explicit type for 'name'
+            }
+            """
+        }
+    }
+}
