@@ -36,6 +36,7 @@ let package = Package(
             dependencies: [
                 "AmberMacros",
                 .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
             ]
         ),

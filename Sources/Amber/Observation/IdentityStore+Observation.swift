@@ -1,0 +1,125 @@
+extension IdentityStore {
+    /// Every change committed from now on, in commit order, one element per write or transaction.
+    ///
+    /// ```swift
+    /// for await change in store.changes() where change.origin == .otherProcess {
+    ///     reloadTimeline()
+    /// }
+    /// ```
+    ///
+    /// The stream buffers what its consumer has not read yet, and ends (releasing everything)
+    /// when the consuming task is cancelled or the stream is dropped.
+    public func changes() -> AsyncStream<StoreChange<Value>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreChange<Value>.self)
+        let key = state.withLock { $0.makeSubscriberID() }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.changeSubscribers.removeValue(forKey: key) }
+        }
+        state.withLock { $0.changeSubscribers[key] = continuation }
+        return stream
+    }
+
+    /// The value of one identity: the current value first, then each new value; `nil` once removed
+    /// (and the new value if it is added again).
+    ///
+    /// ```swift
+    /// for await person in store.values(for: jack.id) {
+    ///     salaryLabel.text = person.map { "\($0.salary)" } ?? "gone"
+    /// }
+    /// ```
+    public func values(for id: Value.ID) -> AsyncStream<Value?> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Value?.self)
+        let key = state.withLock { $0.makeSubscriberID() }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { state in
+                state.valueSubscribers[id]?.removeValue(forKey: key)
+                if state.valueSubscribers[id]?.isEmpty == true { state.valueSubscribers[id] = nil }
+            }
+        }
+        // Under the state lock, so no commit falls between the current value and the registration.
+        state.withLock { state in
+            continuation.yield(state.values[id])
+            state.valueSubscribers[id, default: [:]][key] = continuation
+        }
+        return stream
+    }
+
+    /// Calls `closure` on the main actor for every change, or for the changes of one identity,
+    /// as long as `observer` lives.
+    ///
+    /// ```swift
+    /// store.addObserver(self, id: note.id) { controller, change in
+    ///     controller.show(change.updated.first?.new)
+    /// }
+    /// ```
+    ///
+    /// The observer is held weakly: when it goes away, the observation ends by itself.
+    /// A write made on the main actor has called the observers before it returns; a write made
+    /// elsewhere calls them soon after, in commit order.
+    ///
+    /// - Parameters:
+    ///   - observer: The owner of the observation, passed back to `closure`.
+    ///   - id: When given, only changes of this identity are delivered, restricted to it.
+    ///   - closure: Called with the observer and the change.
+    /// - Returns: A token whose ``ObservationToken/cancel()`` ends the observation earlier.
+    @MainActor @discardableResult
+    public func addObserver<Observer: AnyObject>(
+        _ observer: Observer,
+        id: Value.ID? = nil,
+        using closure: @escaping @MainActor (Observer, StoreChange<Value>) -> Void
+    ) -> ObservationToken {
+        let key = LockedValue<Int?>(nil)
+        let token = ObservationToken { [weak self] in
+            MainQueue.run {
+                guard let self, let registered = key.withLock({ $0 }) else { return }
+                if self.observers.remove(registered, id: id) { self.observerCountChanged(by: -1) }
+            }
+        }
+        let entry = MainActorObservers<Value>.Entry(token: token) { [weak observer] change in
+            guard let observer else { return false }
+            closure(observer, change)
+            return true
+        }
+        key.withLock { $0 = observers.insert(entry, id: id) }
+        observerCountChanged(by: 1)
+        return token
+    }
+
+    /// An ``ObservableValue`` that follows the value of one identity: `nil` while it is absent.
+    ///
+    /// It is updated before a main-actor write returns, and soon after other writes.
+    /// Updating it yourself does not write to the store.
+    @MainActor
+    public func observable(id: Value.ID) -> ObservableValue<Value?> {
+        let observable = ObservableValue<Value?>(self[id: id])
+        addObserver(observable, id: id) { observable, change in
+            observable.update(with: change.inserted.first ?? change.updated.first?.new)
+        }
+        return observable
+    }
+
+    /// The number of main-actor observers registered, those whose owner is gone included
+    /// until the next change drops them.
+    @MainActor
+    var mainActorObserverCount: Int {
+        observers.count
+    }
+
+    private func observerCountChanged(by delta: Int) {
+        state.withLock { $0.mainActorObserverCount += delta }
+    }
+
+    /// Delivers queued changes to main-actor observers: at once on the main actor, otherwise soon.
+    func deliverToMainActor() {
+        MainQueue.run { [weak self] in self?.drainMainActorQueue() }
+    }
+
+    @MainActor
+    private func drainMainActorQueue() {
+        // One change at a time, so a change committed by an observer is delivered after those before it.
+        while let change = mainActorQueue.withLock({ $0.pending.popFirst() }) {
+            let dropped = observers.deliver(change)
+            if dropped > 0 { observerCountChanged(by: -dropped) }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import OrderedCollections
+
+/// Keeps each store as one JSON file, `<key>.json`, in a directory.
+///
+/// ```swift
+/// let storage = FileStorage(directory: appSupport.appendingPathComponent("Stores"))
+/// let people = try IdentityStore<Person>(key: "people", storage: storage)
+/// ```
+///
+/// Every write replaces the whole file atomically (a new file renamed over the old one), so a
+/// crash leaves either the old or the new file, never a torn one. The cost of a write grows with
+/// the size of the store: prefer `SQLiteStorage` beyond a few thousand values.
+///
+/// Writes through another `FileStorage` on the same directory, in this process or another, are
+/// noticed by polling the file twice a second and arrive as changes of origin `.otherProcess`.
+public struct FileStorage: StoreStorage {
+    /// The directory holding the files; created on first write.
+    public let directory: URL
+
+    /// Creates a storage in `directory`.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// Opens the file of `key`.
+    ///
+    /// - Throws: ``StoreError/unreadableStorage(path:reason:)`` when the file exists but is not a
+    ///   record file this library can read; the file is not changed.
+    public func open(key: String) throws -> any StoreStorageKey {
+        precondition(!key.isEmpty && !key.contains("/"), "A FileStorage key must be a non-empty file name without '/'")
+        return try FileStorageKey(url: directory.appendingPathComponent("\(key).json"), key: key)
+    }
+}
+
+/// The file of one key.
+final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
+    // @unchecked: mutable state is only touched while `lock` is held.
+    private let url: URL
+    private let key: String
+    private let lock = NSLock()
+    private var records: OrderedDictionary<String, Data>
+    /// The file's identity after our last read or write, to tell other writers' changes apart.
+    private var knownVersion: FileVersion?
+    private var timer: DispatchSourceTimer?
+
+    init(url: URL, key: String) throws {
+        self.url = url
+        self.key = key
+        (records, knownVersion) = try Self.read(url)
+    }
+
+    func load() throws -> [StoredRecord] {
+        lock.withLock { records.records }
+    }
+
+    func write(_ batch: StorageBatch) throws {
+        try lock.withLock {
+            var updated = records
+            updated.apply(batch)
+            do {
+                try FileManager.default.createDirectory(
+                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try RecordDocument.encode(updated).write(to: url, options: .atomic)
+            } catch {
+                throw StoreError.writeFailed(path: url.path, key: key, reason: error.localizedDescription)
+            }
+            records = updated
+            knownVersion = FileVersion(url)
+        }
+    }
+
+    func startWatching(_ handler: @escaping @Sendable (ExternalChange) -> Void) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "amber.file-storage.\(key)"))
+        timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+        timer.setEventHandler { [weak self] in
+            if let change = self?.externalChange() { handler(change) }
+        }
+        lock.withLock { self.timer = timer }
+        timer.resume()
+    }
+
+    func stopWatching() {
+        lock.withLock {
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    /// The file's records when another writer replaced it since we last looked.
+    private func externalChange() -> ExternalChange? {
+        lock.withLock {
+            let version = FileVersion(url)
+            guard version != knownVersion else { return nil }
+            // A file being replaced or unreadable now is looked at again on the next tick.
+            guard let (fresh, freshVersion) = try? Self.read(url) else { return nil }
+            records = fresh
+            knownVersion = freshVersion
+            return .snapshot(fresh.records)
+        }
+    }
+
+    private static func read(_ url: URL) throws -> (OrderedDictionary<String, Data>, FileVersion?) {
+        let version = FileVersion(url)
+        guard FileManager.default.fileExists(atPath: url.path) else { return ([:], nil) }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw StoreError.unreadableStorage(path: url.path, reason: error.localizedDescription)
+        }
+        do {
+            return (try RecordDocument.decode(data), version)
+        } catch {
+            throw StoreError.unreadableStorage(path: url.path, reason: error.reason)
+        }
+    }
+}
+
+/// What identifies one version of a file: replacing it atomically changes its inode.
+struct FileVersion: Equatable {
+    let inode: UInt64
+    let size: UInt64
+    let modified: Date
+
+    init?(_ url: URL) {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
+        size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+        modified = attributes[.modificationDate] as? Date ?? .distantPast
+    }
+}

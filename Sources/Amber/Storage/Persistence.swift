@@ -1,0 +1,53 @@
+import Foundation
+
+/// How a store turns values into records and back; built once, where `Value` is known to be `Codable`.
+struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
+    let key: String
+    let storage: any StoreStorageKey
+    let recordID: @Sendable (Value.ID) -> String
+    let encode: @Sendable (Value) throws -> Data
+    let decode: @Sendable (Data) throws -> Value
+
+    func record(for value: Value) throws -> StoredRecord {
+        do {
+            return StoredRecord(id: recordID(value.id), data: try encode(value))
+        } catch {
+            throw StoreError.encodingFailed(key: key, id: recordID(value.id), reason: "\(error)")
+        }
+    }
+
+    func batch(for writes: ResolvedWrites<Value>) throws -> StorageBatch {
+        StorageBatch(
+            upserts: try writes.inserted.map(record(for:)) + writes.updated.map { try record(for: $0.new) },
+            deletions: writes.removed.map { recordID($0.id) }
+        )
+    }
+}
+
+extension Persistence where Value: Codable, Value.ID: Codable {
+    init(key: String, storage: any StoreStorageKey) {
+        self.key = key
+        self.storage = storage
+        self.recordID = Self.recordIDFunction()
+        // JSONEncoder's defaults, so other tools can read the records; a fresh coder per call
+        // because Foundation's coders are not documented as thread safe.
+        self.encode = { try JSONEncoder().encode($0) }
+        self.decode = { try JSONDecoder().decode(Value.self, from: $0) }
+    }
+
+    /// A `String` id as is, a `UUID` as its `uuidString`, an integer as its digits, anything else as its JSON.
+    private static func recordIDFunction() -> @Sendable (Value.ID) -> String {
+        if Value.ID.self == String.self { return { $0 as! String } }
+        if Value.ID.self == UUID.self { return { ($0 as! UUID).uuidString } }
+        if let integer = Value.ID.self as? any BinaryInteger.Type {
+            _ = integer
+            return { "\($0)" }
+        }
+        return { id in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let data = (try? encoder.encode(id)) ?? Data("\(id)".utf8)
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}

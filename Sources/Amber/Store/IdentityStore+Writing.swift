@@ -1,0 +1,140 @@
+extension IdentityStore {
+    /// Inserts `value`, or replaces the value of its identity; the identity keeps its position.
+    ///
+    /// ```swift
+    /// try store.add(jack)                          // inserted
+    /// try store.add(jack.update(salary: 60_000))   // updated, count stays 1
+    /// try store.add(jack.update(salary: 60_000))   // equal to what is stored: nil, nothing written
+    /// ```
+    ///
+    /// - Returns: The change, or `nil` when `value` equals (`==`, for `Equatable` values) what is stored.
+    /// - Throws: ``StoreError`` when persisting fails; then nothing changed.
+    @discardableResult
+    public func add(_ value: Value) throws -> StoreChange<Value>? {
+        try commit { $0.add(value) }.change
+    }
+
+    /// Inserts or replaces many values in one transaction, delivered as one change.
+    ///
+    /// Accepts any sequence, such as an array or an `IdentifiedArray`. When the sequence holds
+    /// an identity more than once, its last value wins.
+    ///
+    /// - Throws: ``StoreError`` when persisting fails; then nothing changed.
+    /// - Complexity: O(*m*) for *m* values, plus one storage write.
+    public func add(contentsOf values: some Sequence<Value>) throws {
+        try commit { transaction in
+            for value in values { transaction.add(value) }
+        }
+    }
+
+    /// Removes the value of the identity `value` is a snapshot of, whatever its other fields.
+    ///
+    /// - Returns: The value that was stored, or `nil` when the identity was absent.
+    @discardableResult
+    public func remove(_ value: Value) throws -> Value? {
+        try remove(id: value.id)
+    }
+
+    /// Removes the value of an identity.
+    ///
+    /// - Returns: The value that was stored, or `nil` when the identity was absent.
+    /// - Complexity: O(*n*): later identities move up one position.
+    @discardableResult
+    public func remove(id: Value.ID) throws -> Value? {
+        try commit { $0.remove(id: id) }.result
+    }
+
+    /// Removes every value, as one change. Undecodable records stay on disk.
+    public func removeAll() throws {
+        try commit { transaction in
+            for id in transaction.base.keys { transaction.remove(id: id) }
+        }
+    }
+
+    /// Replaces the value of an identity by a function of its current value, atomically:
+    /// no other write comes between the read and the write.
+    ///
+    /// ```swift
+    /// try store.update(id: jack.id) { $0.update(salary: $0.salary + 10_000) }
+    /// ```
+    ///
+    /// The transform must keep the identity (`id`).
+    ///
+    /// - Returns: The new value, or `nil` when the identity is absent (then `transform` is not called).
+    /// - Throws: What `transform` throws (then nothing changed), or ``StoreError`` when persisting fails.
+    @discardableResult
+    public func update(id: Value.ID, _ transform: (Value) throws -> Value) throws -> Value? {
+        try commit { transaction -> Value? in
+            guard let old = transaction[id: id] else { return nil }
+            let new = try transform(old)
+            precondition(new.id == id, "IdentityStore.update(id:_:) must return a value of the same identity")
+            transaction.add(new)
+            return new
+        }.result
+    }
+
+    /// Runs several writes as one: all of them or none, delivered as one change.
+    ///
+    /// No reader or subscriber sees part of a transaction. If `body` throws, nothing changes and
+    /// the error is rethrown unchanged. Write through the `transaction` parameter only; writing to
+    /// the store itself from `body` is a programmer error.
+    ///
+    /// ```swift
+    /// try store.transaction { transaction in
+    ///     transaction.remove(id: draft.id)
+    ///     transaction.add(published)
+    /// }
+    /// ```
+    ///
+    /// - Returns: What `body` returns.
+    public func transaction<R>(_ body: (inout StoreTransaction<Value>) throws -> R) throws -> R {
+        try commit(body).result
+    }
+
+    /// Writes values that are already stored on disk (a change another process made) as a
+    /// change of the given origin.
+    func commitExternal(origin: StoreChange<Value>.Origin, _ body: (inout StoreTransaction<Value>) -> Void) {
+        // Nothing to persist, so this cannot throw.
+        _ = try? commit(origin: origin, persist: false, body)
+    }
+
+    /// The one write path: resolve the body's writes, persist them, publish them, notify.
+    @discardableResult
+    func commit<R>(
+        origin: StoreChange<Value>.Origin = .local,
+        persist: Bool = true,
+        _ body: (inout StoreTransaction<Value>) throws -> R
+    ) throws -> (result: R, change: StoreChange<Value>?) {
+        let (result, change, notifyMainActor) = try writeLock.withLock {
+            () throws -> (R, StoreChange<Value>?, Bool) in
+            var transaction = StoreTransaction(base: state.withLock { $0.values })
+            let result = try body(&transaction)
+            let writes = transaction.resolved(isEqual: isEqual)
+            guard !writes.isEmpty else { return (result, nil, false) }
+            if persist, let persistence {
+                try persistence.storage.write(persistence.batch(for: writes))
+            }
+            let change = StoreChange(
+                inserted: writes.inserted, updated: writes.updated.map { .init(old: $0.old, new: $0.new) },
+                removed: writes.removed, origin: origin
+            )
+            // Publish and hand to async subscribers under the write lock, so they see commit order.
+            let (changeSubscribers, valueSubscribers, hasMainActorObservers) = state.withLock { state in
+                writes.apply(to: &state.values)
+                let valueSubscribers = change.latestValues.compactMap { id, value in
+                    state.valueSubscribers[id].map { (value, Array($0.values)) }
+                }
+                return (Array(state.changeSubscribers.values), valueSubscribers, state.mainActorObserverCount > 0)
+            }
+            for continuation in changeSubscribers { continuation.yield(change) }
+            for (value, continuations) in valueSubscribers {
+                for continuation in continuations { continuation.yield(value) }
+            }
+            if hasMainActorObservers { mainActorQueue.withLock { $0.pending.append(change) } }
+            return (result, change, hasMainActorObservers)
+        }
+        // Outside the write lock: main-actor observers may write to the store.
+        if notifyMainActor { deliverToMainActor() }
+        return (result, change)
+    }
+}

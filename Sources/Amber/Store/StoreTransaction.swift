@@ -1,0 +1,83 @@
+import OrderedCollections
+
+/// The writes of one ``IdentityStore/transaction(_:)`` in progress.
+///
+/// Reads see the transaction's own writes. Nothing reaches the store, its storage or its
+/// subscribers until the transaction's body returns; if it throws, nothing does at all.
+///
+/// ```swift
+/// try store.transaction { transaction in
+///     guard let from = transaction[id: a], let to = transaction[id: b] else { return }
+///     transaction.add(from.update(balance: from.balance - 10))
+///     transaction.add(to.update(balance: to.balance + 10))
+/// }
+/// ```
+public struct StoreTransaction<Value: Identifiable> {
+    let base: OrderedDictionary<Value.ID, Value>
+    /// The newest write per identity, in the order identities were first written; `nil` removes.
+    private(set) var writes: OrderedDictionary<Value.ID, Value?> = [:]
+
+    init(base: OrderedDictionary<Value.ID, Value>) {
+        self.base = base
+    }
+
+    /// Inserts `value`, or replaces the value of its identity.
+    public mutating func add(_ value: Value) {
+        writes[value.id] = .some(value)
+    }
+
+    /// Removes the value of an identity.
+    ///
+    /// - Returns: The value removed, or `nil` when the identity was absent.
+    @discardableResult
+    public mutating func remove(id: Value.ID) -> Value? {
+        guard let old = self[id: id] else { return nil }
+        writes[id] = .some(nil)
+        return old
+    }
+
+    /// The value of an identity as this transaction sees it, its own writes included.
+    public subscript(id id: Value.ID) -> Value? {
+        if let written = writes[id] { return written }
+        return base[id]
+    }
+
+    /// The net effect of the writes on `base`: what a commit inserts, updates and removes.
+    func resolved(isEqual: ((Value, Value) -> Bool)?) -> ResolvedWrites<Value> {
+        var resolved = ResolvedWrites<Value>()
+        for (id, write) in writes {
+            switch (base[id], write) {
+            case (nil, let new?):
+                resolved.inserted.append(new)
+            case (let old?, let new?):
+                if isEqual?(old, new) != true { resolved.updated.append((old, new)) }
+            case (let old?, nil):
+                resolved.removed.append(old)
+            case (nil, nil):
+                break
+            }
+        }
+        return resolved
+    }
+}
+
+/// What a transaction changes, relative to the state it started from.
+struct ResolvedWrites<Value: Identifiable> {
+    var inserted: [Value] = []
+    var updated: [(old: Value, new: Value)] = []
+    var removed: [Value] = []
+
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && removed.isEmpty }
+
+    /// Applies the writes to a state, keeping the position of updated identities.
+    func apply(to values: inout OrderedDictionary<Value.ID, Value>) {
+        for (_, new) in updated { values[new.id] = new }
+        for value in inserted { values[value.id] = value }
+        if removed.count > 16 {
+            let ids = Set(removed.map(\.id))
+            values.removeAll { ids.contains($0.key) }
+        } else {
+            for value in removed { values.removeValue(forKey: value.id) }
+        }
+    }
+}

@@ -1,0 +1,1 @@
+let extraFixtures: [StoreFixture] = []
