@@ -1,0 +1,100 @@
+@testable import Amber
+import Testing
+
+/// An owner of observations whose lifetime the tests control.
+@MainActor
+final class Screen {
+    var changes: [StoreChange<Person>] = []
+}
+
+@MainActor
+@Suite struct MainActorObserverTests {
+    @Test func aMainActorWriteHasNotifiedObserversBeforeItReturns() throws {
+        let store = IdentityStore<Person>()
+        let screen = Screen()
+        store.addObserver(screen) { screen, change in screen.changes.append(change) }
+        try store.add(jack)
+        #expect(screen.changes.count == 1)
+        #expect(screen.changes.first?.inserted == [jack])
+    }
+
+    @Test func perIdentityObserverSeesOnlyItsIdentity() throws {
+        let store = IdentityStore<Person>()
+        let screen = Screen()
+        store.addObserver(screen, id: jack.id) { screen, change in screen.changes.append(change) }
+        try store.add(jill)
+        try store.add(jill.update(age: 70))
+        #expect(screen.changes.isEmpty, "changes of other identities are not delivered")
+        try store.add(contentsOf: [jack, Person(id: "x", name: "X", age: 1)])
+        #expect(screen.changes.count == 1)
+        #expect(screen.changes.first?.inserted == [jack], "restricted to the observed identity")
+        try store.remove(jack)
+        #expect(screen.changes.last?.removed == [jack])
+    }
+
+    @Test func observerIsDroppedWhenItsOwnerIsReleased() throws {
+        let store = IdentityStore<Person>()
+        var calls = 0
+        var screen: Screen? = Screen()
+        store.addObserver(screen!) { _, _ in calls += 1 }
+        store.addObserver(screen!, id: jack.id) { _, _ in calls += 1 }
+        try store.add(jack)
+        #expect(calls == 2)
+        #expect(store.mainActorObserverCount == 2)
+        screen = nil
+        try store.add(jack.update(age: 1))
+        #expect(calls == 2, "no call after the owner is gone")
+        #expect(store.mainActorObserverCount == 0, "the observations ended by themselves")
+    }
+
+    @Test func cancelledTokenStopsTheObserver() throws {
+        let store = IdentityStore<Person>()
+        let screen = Screen()
+        let token = store.addObserver(screen) { screen, change in screen.changes.append(change) }
+        try store.add(jack)
+        token.cancel()
+        token.cancel()
+        #expect(token.isCancelled)
+        try store.add(jill)
+        #expect(screen.changes.count == 1)
+        #expect(store.mainActorObserverCount == 0)
+    }
+
+    @Test func backgroundWritesReachMainActorObserversInCommitOrder() async throws {
+        let store = IdentityStore<Person>()
+        let screen = Screen()
+        store.addObserver(screen) { screen, change in screen.changes.append(change) }
+        await Task.detached {
+            for age in 0..<50 { _ = try? store.add(jack.update(age: age)) }
+        }.value
+        try store.add(jill)
+        // The main-actor write delivered everything committed before it, in order, before returning.
+        #expect(screen.changes.count == 51)
+        #expect(screen.changes.dropFirst().prefix(49).map { $0.updated.first?.new.age } == Array(1..<50))
+        #expect(screen.changes.last?.inserted == [jill])
+    }
+
+    @Test func observerWritingToTheStoreKeepsCommitOrder() throws {
+        let store = IdentityStore<Person>()
+        let screen = Screen()
+        store.addObserver(screen) { screen, change in
+            screen.changes.append(change)
+            if change.inserted.first == jack { _ = try? store.add(jill) }
+        }
+        try store.add(jack)
+        #expect(screen.changes.map { $0.inserted.first?.id } == [jack.id, jill.id])
+    }
+
+    @Test func observableFollowsTheStore() throws {
+        let store = IdentityStore<Person>()
+        let observable = store.observable(id: jack.id)
+        #expect(observable.value == nil)
+        try store.add(jack)
+        #expect(observable.value == jack)
+        try store.add(jill)
+        try store.update(id: jack.id) { $0.update(age: 99) }
+        #expect(observable.value?.age == 99)
+        try store.remove(jack)
+        #expect(observable.value == nil)
+    }
+}
