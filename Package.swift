@@ -56,6 +56,10 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "amber-sqlite-writer",
+            dependencies: ["Amber", "AmberSQLite"]
+        ),
+        .executableTarget(
             name: "cookies",
             dependencies: ["Amber"]
         ),
@@ -63,6 +67,8 @@ let package = Package(
             name: "AmberTests",
             dependencies: [
                 "Amber",
+                "AmberSQLite",
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -79,6 +85,8 @@ let package = Package(
             dependencies: [
                 "Amber",
                 "AmberSQLite",
+                "amber-sqlite-writer",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -4,16 +4,16 @@ import Foundation
 ///
 /// `Synchronization.Mutex` needs macOS 15 / iOS 18, above the package's platforms, so this
 /// wraps `NSLock`, which every platform has.
-final class LockedValue<State>: @unchecked Sendable {
+package final class LockedValue<State>: @unchecked Sendable {
     // @unchecked: `state` is only read or written while `lock` is held.
     private let lock = NSLock()
     private var state: State
 
-    init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
     }
 
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)

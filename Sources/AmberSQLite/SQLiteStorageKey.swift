@@ -1,0 +1,135 @@
+import Amber
+import Foundation
+import GRDB
+
+/// The records of one key in an ``SQLiteStorage``.
+///
+/// Every write takes the next value of a file-wide sequence number and stamps the records it
+/// upserts and the deletions it records with it; a watcher reads what changed after the last
+/// sequence number it saw.
+final class SQLiteStorageKey: StoreStorageKey, Sendable {
+    private let storage: SQLiteStorage
+    private let key: String
+    private let watch = LockedValue(WatchState())
+
+    private struct WatchState {
+        /// The highest sequence number whose changes this key has (loaded, written or reported).
+        var lastSequence: Int64 = 0
+        var dataVersion: Int64?
+        var localWrites = 0
+        var timer: DispatchSourceTimer?
+    }
+
+    init(storage: SQLiteStorage, key: String) throws {
+        self.storage = storage
+        self.key = key
+    }
+
+    func load() throws -> [StoredRecord] {
+        do {
+            return try storage.database.read { db in
+                let sequence = try Self.sequence(db)
+                let records = try Row.fetchCursor(
+                    db, sql: "SELECT id, value FROM amber_records WHERE key = ? ORDER BY position", arguments: [key]
+                ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) }
+                let all = try Array(records)
+                watch.withLock { $0.lastSequence = sequence }
+                return all
+            }
+        } catch {
+            throw StoreError.unreadableStorage(path: storage.path, reason: SQLiteStorage.reason(error))
+        }
+    }
+
+    func write(_ batch: StorageBatch) throws {
+        guard !batch.isEmpty else { return }
+        do {
+            let sequence = try storage.database.write { db -> Int64 in
+                let sequence = try Self.sequence(db) + 1
+                try db.execute(sql: "UPDATE amber_meta SET value = ? WHERE name = 'sequence'", arguments: [sequence])
+                if !batch.deletions.isEmpty {
+                    let delete = try db.cachedStatement(sql: "DELETE FROM amber_records WHERE key = ? AND id = ?")
+                    let tombstone = try db.cachedStatement(
+                        sql: "INSERT OR REPLACE INTO amber_deletions (key, id, sequence) VALUES (?, ?, ?)")
+                    for id in batch.deletions {
+                        try delete.execute(arguments: [key, id])
+                        try tombstone.execute(arguments: [key, id, sequence])
+                    }
+                }
+                if !batch.upserts.isEmpty {
+                    var position = try Int64.fetchOne(
+                        db, sql: "SELECT MAX(position) FROM amber_records WHERE key = ?", arguments: [key]) ?? 0
+                    // An existing record keeps its position: the conflict clause leaves it alone.
+                    let upsert = try db.cachedStatement(sql: """
+                        INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
+                        """)
+                    for record in batch.upserts {
+                        position += 1
+                        try upsert.execute(arguments: [
+                            key, record.id, position, sequence, String(decoding: record.data, as: UTF8.self),
+                        ])
+                    }
+                }
+                return sequence
+            }
+            watch.withLock { state in
+                // When nobody else wrote since we last looked, our own write needs no reporting.
+                if state.lastSequence == sequence - 1 { state.lastSequence = sequence }
+            }
+            storage.localWrites.withLock { $0 += 1 }
+        } catch {
+            throw StoreError.writeFailed(path: storage.path, key: key, reason: SQLiteStorage.reason(error))
+        }
+    }
+
+    func startWatching(_ handler: @escaping @Sendable (ExternalChange) -> Void) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "amber.sqlite-storage.\(key)"))
+        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(20))
+        timer.setEventHandler { [weak self] in
+            if let change = self?.externalChange() { handler(change) }
+        }
+        watch.withLock { $0.timer = timer }
+        timer.resume()
+    }
+
+    func stopWatching() {
+        watch.withLock { state in
+            state.timer?.cancel()
+            state.timer = nil
+        }
+    }
+
+    /// What other writers changed since the last look, or `nil` when nothing did.
+    private func externalChange() -> ExternalChange? {
+        let localWrites = storage.localWrites.withLock { $0 }
+        return try? storage.database.read { db -> ExternalChange? in
+            let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version")
+            let (since, unchanged) = watch.withLock { state in
+                (state.lastSequence, state.dataVersion == dataVersion && state.localWrites == localWrites)
+            }
+            guard !unchanged else { return nil }
+            let sequence = try Self.sequence(db)
+            var change: ExternalChange?
+            if sequence > since {
+                let deletions = try String.fetchAll(
+                    db, sql: "SELECT id FROM amber_deletions WHERE key = ? AND sequence > ?", arguments: [key, since])
+                let upserts = try Row.fetchAll(
+                    db, sql: "SELECT id, value FROM amber_records WHERE key = ? AND sequence > ? ORDER BY position",
+                    arguments: [key, since]
+                ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) }
+                if !deletions.isEmpty || !upserts.isEmpty { change = .records(upserts: upserts, deletions: deletions) }
+            }
+            watch.withLock { state in
+                state.lastSequence = max(state.lastSequence, sequence)
+                state.dataVersion = dataVersion
+                state.localWrites = localWrites
+            }
+            return change
+        }
+    }
+
+    private static func sequence(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM amber_meta WHERE name = 'sequence'") ?? 0
+    }
+}
