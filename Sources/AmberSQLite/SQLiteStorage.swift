@@ -42,6 +42,9 @@ public final class SQLiteStorage: StoreStorage {
     ///   database, belongs to another application, or has a newer schema; the file is not changed.
     public init(path: String) throws {
         self.path = path
+        if let problem = Self.headerProblem(path: path) {
+            throw StoreError.unreadableStorage(path: path, reason: problem)
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
@@ -103,9 +106,36 @@ public final class SQLiteStorage: StoreStorage {
         }
     }
 
+    /// What is visibly wrong with an existing file's SQLite header, before SQLite opens it.
+    ///
+    /// A file cut short (a copy interrupted, a disk that lost its tail) is only noticed by SQLite
+    /// when it reads a missing page; the header says how long the file should be.
+    private static func headerProblem(path: String) -> String? {
+        // With a write-ahead log beside it, the main file may legitimately lag its header
+        // (a checkpoint interrupted midway): leave the judgement to SQLite then.
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)??.intValue ?? 0
+        guard walSize == 0, let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        guard let header = try? file.read(upToCount: 100), header.count == 100,
+            header.starts(with: Data("SQLite format 3\0".utf8))
+        else { return nil }
+        func integer(at offset: Int, size: Int) -> Int {
+            header[offset..<(offset + size)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let rawPageSize = integer(at: 16, size: 2)
+        let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
+        let pageCount = integer(at: 28, size: 4)
+        // The page count is only valid when it was written with the current change counter.
+        guard integer(at: 92, size: 4) == integer(at: 24, size: 4), pageCount > 0,
+            let size = try? file.seekToEnd()
+        else { return nil }
+        let expected = pageCount * pageSize
+        return Int(size) < expected ? "the file is truncated (\(size) bytes, its header says \(expected))" : nil
+    }
+
     static func reason(_ error: any Error) -> String {
         if let error = error as? DatabaseError {
-            return "\(error.message ?? "SQLite error") (\(error.resultCode))"
+            return "\(error.message ?? "SQLite error") (SQLite error \(error.extendedResultCode.rawValue))"
         }
         return "\(error)"
     }

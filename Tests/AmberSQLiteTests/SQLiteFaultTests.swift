@@ -1,0 +1,125 @@
+@testable import AmberSQLite
+import Amber
+import Foundation
+import GRDB
+import Testing
+
+@Suite struct SQLiteFaultTests {
+    /// Opening a bad file throws a StoreError naming the file, and leaves its bytes as they were.
+    private func expectUnreadable(_ path: String, mentioning cause: String) throws {
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let error = #expect(throws: StoreError.self) {
+            try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        }
+        #expect(error?.description.contains(path) == true, "\(String(describing: error))")
+        #expect(error?.description.contains(cause) == true, "\(String(describing: error))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the file is unchanged")
+    }
+
+    @Test func garbageFile() throws {
+        let path = temporaryDatabasePath()
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<8_192).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: URL(fileURLWithPath: path))
+        try expectUnreadable(path, mentioning: "not a database")
+    }
+
+    @Test func truncatedFile() throws {
+        let path = temporaryDatabasePath()
+        do {
+            let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+            try store.add(contentsOf: (0..<2_000).map { Entry(id: "\($0)", index: $0, payload: String(repeating: "p", count: 100)) })
+        }
+        let url = URL(fileURLWithPath: path)
+        let data = try Data(contentsOf: url)
+        try data.prefix(data.count / 2).write(to: url)
+        try expectUnreadable(path, mentioning: "truncated")
+    }
+
+    @Test func foreignDatabase() throws {
+        let path = temporaryDatabasePath()
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ann')")
+        }
+        try expectUnreadable(path, mentioning: "another application")
+    }
+
+    @Test func newerSchema() throws {
+        let path = temporaryDatabasePath()
+        _ = try SQLiteStorage(path: path)
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE amber_meta SET value = 99 WHERE name = 'schema'")
+        }
+        try expectUnreadable(path, mentioning: "newer")
+    }
+
+    @Test func recordThatNoLongerDecodesStaysOnDiskAndCanBeRecovered() throws {
+        let path = temporaryDatabasePath()
+        do {
+            let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+            try store.add(contentsOf: ["a", "b", "c"].map { Entry(id: $0, index: 1, payload: $0) })
+        }
+        let oldShape = #"{"id":"b","index":"one","payload":"b"}"#
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE amber_records SET value = ? WHERE id = 'b'", arguments: [oldShape])
+        }
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        #expect(store.ids == ["a", "c"])
+        let record = try #require(store.undecodable.first)
+        #expect(store.undecodable.count == 1)
+        #expect(record.id == "b")
+        #expect(String(decoding: record.data, as: UTF8.self) == oldShape)
+        #expect(record.reason.isEmpty == false)
+
+        try store.add(Entry(id: "d", index: 1, payload: "d"))
+        let stored = try DatabaseQueue(path: path).read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM amber_records WHERE id = 'b'")
+        }
+        #expect(stored == oldShape, "other writes leave the record untouched")
+
+        try store.recover { record in
+            struct OldEntry: Decodable { let id: String; let index: String; let payload: String }
+            let old = try JSONDecoder().decode(OldEntry.self, from: record.data)
+            return Entry(id: old.id, index: old.index == "one" ? 1 : 0, payload: old.payload)
+        }
+        #expect(store.undecodable.isEmpty)
+        #expect(store[id: "b"] == Entry(id: "b", index: 1, payload: "b"))
+        #expect(try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path)).undecodable.isEmpty)
+    }
+
+    @Test func recoverReturningNilLeavesTheRecord() throws {
+        let path = temporaryDatabasePath()
+        do {
+            let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+            try store.add(Entry(id: "a", index: 1, payload: ""))
+        }
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: #"UPDATE amber_records SET value = '{"id":"a"}'"#)
+        }
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        try store.recover { _ in nil }
+        #expect(store.undecodable.map(\.id) == ["a"])
+        #expect(store.count == 0)
+    }
+
+    @Test func fullDatabaseWriteThrowsAndChangesNothing() async throws {
+        let path = temporaryDatabasePath()
+        let storage = try SQLiteStorage(path: path)
+        let store = try IdentityStore<Entry>(key: "entries", storage: storage)
+        try store.add(Entry(id: "kept", index: 0, payload: ""))
+        let events = Collected(store.changes())
+        // Cap the file at its current size: the next write that needs a page fails with SQLITE_FULL.
+        try await storage.database.writeWithoutTransaction { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            _ = try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(pages)")
+        }
+        let big = (0..<500).map { Entry(id: "big-\($0)", index: $0, payload: String(repeating: "x", count: 1_000)) }
+        let error = #expect(throws: StoreError.self) { try store.add(contentsOf: big) }
+        #expect(error?.description.contains(path) == true)
+        #expect(error?.description.contains("entries") == true)
+        #expect(store.ids == ["kept"], "memory unchanged")
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(events.values.isEmpty, "no event for a failed write")
+        let onDisk = try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_records") }
+        #expect(onDisk == 1, "disk unchanged")
+    }
+}

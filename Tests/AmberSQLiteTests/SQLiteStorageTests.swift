@@ -1,0 +1,87 @@
+import Amber
+import AmberSQLite
+import Foundation
+import GRDB
+import Testing
+
+@Suite struct SQLiteStorageTests {
+    @Test func manyKeysInOneFile() throws {
+        let path = temporaryDatabasePath()
+        let storage = try SQLiteStorage(path: path)
+        let first = try IdentityStore<Entry>(key: "first", storage: storage)
+        let second = try IdentityStore<Entry>(key: "second", storage: storage)
+        try first.add(Entry(id: "a", index: 1, payload: "first"))
+        try second.add(Entry(id: "a", index: 2, payload: "second"))
+        let reopened = try SQLiteStorage(path: path)
+        #expect(try IdentityStore<Entry>(key: "first", storage: reopened).all.map(\.payload) == ["first"])
+        #expect(try IdentityStore<Entry>(key: "second", storage: reopened).all.map(\.payload) == ["second"])
+    }
+
+    @Test func recordsAreJSONTextOtherToolsCanRead() throws {
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        try store.add(Entry(id: "a", index: 1, payload: "p"))
+        let json = try DatabaseQueue(path: path).read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM amber_records WHERE key = 'entries' AND id = 'a'")
+        }
+        let decoded = try JSONDecoder().decode(Entry.self, from: Data(try #require(json).utf8))
+        #expect(decoded == Entry(id: "a", index: 1, payload: "p"))
+        let mode = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
+    }
+
+    @Test func aWriteTouchesOnlyTheChangedRecords() throws {
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        try store.add(contentsOf: (0..<1_000).map { Entry(id: "\($0)", index: $0, payload: "") })
+        try store.add(Entry(id: "500", index: -1, payload: "changed"))
+        let changedRows = try DatabaseQueue(path: path).read { db in
+            try Int.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM amber_records
+                WHERE sequence = (SELECT MAX(sequence) FROM amber_records)
+                """)
+        }
+        #expect(changedRows == 1)
+    }
+
+    @Test func twoStorageInstancesOnOneFileSeeEachOthersWrites() async throws {
+        let path = temporaryDatabasePath()
+        let mine = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        let theirs = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        let events = Collected(mine.changes())
+        try theirs.add(Entry(id: "x", index: 1, payload: "from the other instance"))
+        #expect(await eventually(within: 1) { mine[id: "x"] != nil }, "seen within one second")
+        let change = try #require(events.values.first)
+        #expect(change.origin == .otherProcess)
+        #expect(change.inserted.map(\.id) == ["x"])
+        try theirs.add(Entry(id: "x", index: 2, payload: "updated"))
+        try theirs.remove(id: "x")
+        #expect(await eventually(within: 1) { mine.count == 0 })
+        #expect(events.values.allSatisfy { $0.origin == .otherProcess })
+    }
+
+    @Test func twoStoresOnOneStorageInstanceSeeEachOthersWrites() async throws {
+        let storage = try SQLiteStorage(path: temporaryDatabasePath())
+        let mine = try IdentityStore<Entry>(key: "entries", storage: storage)
+        let theirs = try IdentityStore<Entry>(key: "entries", storage: storage)
+        try theirs.add(Entry(id: "x", index: 1, payload: ""))
+        #expect(await eventually(within: 1) { mine[id: "x"] != nil })
+        #expect(theirs.count == 1, "the writer does not see its own write twice")
+    }
+
+    @Test func anotherProcessWriteArrivesAsAnEvent() async throws {
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        let events = Collected(store.changes())
+        let process = Process()
+        process.executableURL = try writerExecutable()
+        process.arguments = [path, "entries", "3", "remote"]
+        process.standardOutput = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(await eventually(within: 1) { store.count == 3 }, "within one second of the other process's writes")
+        #expect(events.values.allSatisfy { $0.origin == .otherProcess })
+        #expect(store.ids == ["remote-0", "remote-1", "remote-2"])
+    }
+}
