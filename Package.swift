@@ -53,6 +53,7 @@ let package = Package(
                 "Amber",
                 "AmberSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
             ]
         ),
         .executableTarget(

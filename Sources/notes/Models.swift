@@ -1,0 +1,30 @@
+import Amber
+import Foundation
+
+/// A note of the timeline. It refers to its tags by identity, so renaming a tag shows everywhere.
+@Immutable
+struct Note: Identifiable, Hashable, Codable, Sendable {
+    let id: UUID
+    let text: String
+    let tagIDs: [UUID]
+    let created: Date
+    let modified: Date
+}
+
+/// A tag, shared by the notes that carry it.
+@Immutable
+struct Tag: Identifiable, Hashable, Codable, Sendable {
+    let id: UUID
+    let name: String
+}
+
+/// What `export` writes and `import` reads.
+struct NotesArchive: Codable {
+    let notes: [Note]
+    let tags: [Tag]
+}
+
+extension UUID {
+    /// The short form users type: the first eight hex digits.
+    var short: String { String(uuidString.prefix(8)).lowercased() }
+}
