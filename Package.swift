@@ -93,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["notes"]
+            dependencies: ["notes", "cookies"]
         ),
     ],
     swiftLanguageModes: [.v6]
