@@ -107,9 +107,13 @@ extension IdentityStore {
     ) throws -> (result: R, change: StoreChange<Value>?) {
         let (result, change, notifyMainActor) = try writeLock.withLock {
             () throws -> (R, StoreChange<Value>?, Bool) in
-            var transaction = StoreTransaction(base: state.withLock { $0.values })
-            let result = try body(&transaction)
-            let writes = transaction.resolved(isEqual: isEqual)
+            // The transaction, and with it its reference to the state's values, ends in this closure,
+            // so applying the writes below mutates the values in place instead of copying them all.
+            let (result, writes) = try { () throws -> (R, ResolvedWrites<Value>) in
+                var transaction = StoreTransaction(base: state.withLock { $0.values })
+                let result = try body(&transaction)
+                return (result, transaction.resolved(isEqual: isEqual))
+            }()
             guard !writes.isEmpty else { return (result, nil, false) }
             if persist, let persistence {
                 try persistence.storage.write(persistence.batch(for: writes))
