@@ -64,11 +64,16 @@ let package = Package(
             name: "cookies",
             dependencies: ["Amber"]
         ),
+        .target(
+            name: "AmberTestSupport",
+            path: "Tests/AmberTestSupport"
+        ),
         .testTarget(
             name: "AmberTests",
             dependencies: [
                 "Amber",
                 "AmberSQLite",
+                "AmberTestSupport",
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -87,13 +92,14 @@ let package = Package(
                 "Amber",
                 "AmberSQLite",
                 "amber-sqlite-writer",
+                "AmberTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["notes", "cookies"]
+            dependencies: ["notes", "cookies", "AmberTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

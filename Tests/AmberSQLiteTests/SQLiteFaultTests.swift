@@ -1,5 +1,6 @@
 @testable import AmberSQLite
 import Amber
+import AmberTestSupport
 import Foundation
 import GRDB
 import Testing

@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import AmberSQLite
 import Foundation
 import Testing

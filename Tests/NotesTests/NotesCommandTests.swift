@@ -1,3 +1,4 @@
+import AmberTestSupport
 import Foundation
 import Testing
 
@@ -11,15 +12,7 @@ struct NotesRunner {
         let error: String
     }
 
-    static let executable: URL = {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("notes")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        fatalError("the notes executable is not built next to \(CommandLine.arguments[0])")
-    }()
+    static let executable = builtExecutable(named: "notes")
 
     func process(_ arguments: [String]) -> Process {
         let process = Process()

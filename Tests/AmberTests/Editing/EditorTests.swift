@@ -1,4 +1,5 @@
 @testable import Amber
+import AmberTestSupport
 import Foundation
 import Observation
 import Testing

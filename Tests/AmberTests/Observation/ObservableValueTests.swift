@@ -1,4 +1,5 @@
 @testable import Amber
+import AmberTestSupport
 import Observation
 import Testing
 

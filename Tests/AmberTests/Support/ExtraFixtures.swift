@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import AmberSQLite
 
 extension StoreFixture {

@@ -1,0 +1,67 @@
+import Foundation
+
+// Helpers shared by the test targets.
+
+/// A new empty directory under the system's temporary directory.
+public func temporaryDirectory() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("amber-tests-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Waits until `condition` holds, for up to `seconds`.
+public func eventually(within seconds: Double = 5, _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(nanoseconds: 5_000_000)
+    }
+    return await condition()
+}
+
+/// An executable of this package, built beside the test binary.
+public func builtExecutable(named name: String) -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    fatalError("the \(name) executable is not built next to \(CommandLine.arguments[0])")
+}
+
+/// A value guarded by a lock.
+public final class Locked<State>: @unchecked Sendable {
+    // @unchecked: `state` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var state: State
+
+    public init(_ state: State) { self.state = state }
+
+    public func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+}
+
+/// Collects a stream's elements in the background.
+public final class Collected<Element: Sendable>: Sendable {
+    private let elements = Locked<[Element]>([])
+    private let task: Task<Void, Never>
+
+    public init(_ stream: AsyncStream<Element>) {
+        let elements = self.elements
+        task = Task { for await element in stream { elements.withLock { $0.append(element) } } }
+    }
+
+    public var values: [Element] { elements.withLock { $0 } }
+
+    public func cancel() { task.cancel() }
+
+    /// Waits until at least `count` elements arrived.
+    public func wait(for count: Int, within seconds: Double = 5) async -> [Element] {
+        _ = await eventually(within: seconds) { self.values.count >= count }
+        return values
+    }
+}
