@@ -84,7 +84,10 @@ import Testing
         }
         #expect(store.undecodable.isEmpty)
         #expect(store[id: "b"] == Entry(id: "b", index: 1, payload: "b"))
-        #expect(try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path)).undecodable.isEmpty)
+        let reopened = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        #expect(reopened.undecodable.isEmpty)
+        #expect(store.ids == ["a", "c", "d", "b"])
+        #expect(reopened.ids == store.ids, "the recovered record went last on disk too")
     }
 
     @Test func recoverReturningNilLeavesTheRecord() throws {

@@ -16,10 +16,12 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
         }
     }
 
-    func batch(for writes: ResolvedWrites<Value>) throws -> StorageBatch {
+    /// The records to write for a commit; `movingLast` names stored records that the commit
+    /// re-inserts and that must go last, where the store puts them.
+    func batch(for writes: ResolvedWrites<Value>, movingLast: [String] = []) throws -> StorageBatch {
         StorageBatch(
             upserts: try writes.inserted.map(record(for:)) + writes.updated.map { try record(for: $0.new) },
-            deletions: writes.removed.map { recordID($0.id) }
+            deletions: writes.removed.map { recordID($0.id) } + movingLast
         )
     }
 }

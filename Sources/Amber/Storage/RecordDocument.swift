@@ -62,10 +62,11 @@ enum RecordDocument {
 }
 
 extension OrderedDictionary<String, Data> {
-    /// Applies a batch: upserts keep the position of existing records and append new ones.
+    /// Applies a batch: deletions first, then upserts, which keep the position of existing
+    /// records and append new ones.
     mutating func apply(_ batch: StorageBatch) {
-        for record in batch.upserts { self[record.id] = record.data }
         for id in batch.deletions { removeValue(forKey: id) }
+        for record in batch.upserts { self[record.id] = record.data }
     }
 
     var records: [StoredRecord] {

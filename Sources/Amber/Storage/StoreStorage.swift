@@ -22,7 +22,8 @@ public protocol StoreStorageKey: AnyObject, Sendable {
 
     /// Writes a batch atomically: on return it is on disk; on throw nothing of it is.
     ///
-    /// Upserted records keep their position when they exist and go last when they are new.
+    /// Deletions apply first, then upserts. An upserted record keeps its position when it exists
+    /// and goes last when it is new, so deleting and upserting one identity moves it last.
     func write(_ batch: StorageBatch) throws
 
     /// Starts reporting changes that other writers (other processes, or other storage

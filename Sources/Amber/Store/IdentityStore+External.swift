@@ -59,20 +59,22 @@ extension IdentityStore {
     /// - Throws: What `transform` throws, or ``StoreError`` when persisting fails; then nothing changed.
     public func recover(_ transform: (UndecodableRecord) throws -> Value?) throws {
         guard let persistence else { return }
-        let records = undecodable
-        let recovered = try commit { transaction -> Set<String> in
-            var recovered: Set<String> = []
-            for record in records {
-                guard let value = try transform(record) else { continue }
-                precondition(
-                    persistence.recordID(value.id) == record.id,
-                    "IdentityStore.recover(_:) must return a value with the record's identity \(record.id)"
-                )
-                transaction.add(value)
-                recovered.insert(record.id)
-            }
-            return recovered
-        }.result
-        state.withLock { $0.undecodable.removeAll { recovered.contains($0.id) } }
+        var recovered: [(id: String, value: Value)] = []
+        for record in undecodable {
+            guard let value = try transform(record) else { continue }
+            precondition(
+                persistence.recordID(value.id) == record.id,
+                "IdentityStore.recover(_:) must return a value with the record's identity \(record.id)"
+            )
+            recovered.append((record.id, value))
+        }
+        guard !recovered.isEmpty else { return }
+        // A recovered value is new to the store, which puts it last: its record moves last too,
+        // so a reopened store keeps the same order. Records left alone are not touched.
+        try commit(movingLast: recovered.map(\.id)) { transaction in
+            for (_, value) in recovered { transaction.add(value) }
+        }
+        let ids = Set(recovered.map(\.id))
+        state.withLock { $0.undecodable.removeAll { ids.contains($0.id) } }
     }
 }

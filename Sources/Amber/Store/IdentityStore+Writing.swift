@@ -103,6 +103,7 @@ extension IdentityStore {
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
         persist: Bool = true,
+        movingLast: [String] = [],
         _ body: (inout StoreTransaction<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
         let (result, change, notifyMainActor) = try writeLock.withLock {
@@ -116,7 +117,7 @@ extension IdentityStore {
             }()
             guard !writes.isEmpty else { return (result, nil, false) }
             if persist, let persistence {
-                try persistence.storage.write(persistence.batch(for: writes))
+                try persistence.storage.write(persistence.batch(for: writes, movingLast: movingLast))
             }
             let change = StoreChange(
                 inserted: writes.inserted, updated: writes.updated.map { .init(old: $0.old, new: $0.new) },
