@@ -1,3 +1,5 @@
+import OrderedCollections
+
 extension IdentityStore {
     /// Inserts `value`, or replaces the value of its identity; the identity keeps its position.
     ///
@@ -11,7 +13,16 @@ extension IdentityStore {
     /// - Throws: ``StoreError`` when persisting fails; then nothing changed.
     @discardableResult
     public func add(_ value: Value) throws -> StoreChange<Value>? {
-        try commit { $0.add(value) }.change
+        // The most common write resolves directly, without a transaction's bookkeeping.
+        try commit { values -> ((), ResolvedWrites<Value>) in
+            var writes = ResolvedWrites<Value>()
+            if let old = values[value.id] {
+                if isEqual?(old, value) != true { writes.updated.append((old, value)) }
+            } else {
+                writes.inserted.append(value)
+            }
+            return ((), writes)
+        }.change
     }
 
     /// Inserts or replaces many values in one transaction, delivered as one change.
@@ -98,7 +109,7 @@ extension IdentityStore {
         _ = try? commit(origin: origin, persist: false, body)
     }
 
-    /// The one write path: resolve the body's writes, persist them, publish them, notify.
+    /// Runs a transaction body through ``commit(origin:persist:movingLast:resolve:)``.
     @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
@@ -106,15 +117,28 @@ extension IdentityStore {
         movingLast: [String] = [],
         _ body: (inout StoreTransaction<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
+        try commit(origin: origin, persist: persist, movingLast: movingLast) { values in
+            var transaction = StoreTransaction(base: values)
+            let result = try body(&transaction)
+            return (result, transaction.resolved(isEqual: isEqual))
+        }
+    }
+
+    /// The one write path: resolve the writes against the current values, persist them,
+    /// publish them, notify.
+    ///
+    /// - Parameter resolve: Given the current values, returns a result and the net writes.
+    ///   It must not keep the values: applying the writes then mutates them in place.
+    @discardableResult
+    func commit<R>(
+        origin: StoreChange<Value>.Origin = .local,
+        persist: Bool = true,
+        movingLast: [String] = [],
+        resolve: (OrderedDictionary<Value.ID, Value>) throws -> (R, ResolvedWrites<Value>)
+    ) throws -> (result: R, change: StoreChange<Value>?) {
         let (result, change, notifyMainActor) = try writeLock.withLock {
             () throws -> (R, StoreChange<Value>?, Bool) in
-            // The transaction, and with it its reference to the state's values, ends in this closure,
-            // so applying the writes below mutates the values in place instead of copying them all.
-            let (result, writes) = try { () throws -> (R, ResolvedWrites<Value>) in
-                var transaction = StoreTransaction(base: state.withLock { $0.values })
-                let result = try body(&transaction)
-                return (result, transaction.resolved(isEqual: isEqual))
-            }()
+            let (result, writes) = try resolve(state.withLock { $0.values })
             guard !writes.isEmpty else { return (result, nil, false) }
             if persist, let persistence {
                 try persistence.storage.write(persistence.batch(for: writes, movingLast: movingLast))
@@ -126,10 +150,11 @@ extension IdentityStore {
             // Publish and hand to async subscribers under the write lock, so they see commit order.
             let (changeSubscribers, valueSubscribers, hasMainActorObservers) = state.withLock { state in
                 writes.apply(to: &state.values)
-                let valueSubscribers = change.latestValues.compactMap { id, value in
+                let valueSubscribers = state.valueSubscribers.isEmpty ? [] : change.latestValues.compactMap { id, value in
                     state.valueSubscribers[id].map { (value, Array($0.values)) }
                 }
-                return (Array(state.changeSubscribers.values), valueSubscribers, state.mainActorObserverCount > 0)
+                let changeSubscribers = state.changeSubscribers.isEmpty ? [] : Array(state.changeSubscribers.values)
+                return (changeSubscribers, valueSubscribers, state.mainActorObserverCount > 0)
             }
             for continuation in changeSubscribers { continuation.yield(change) }
             for (value, continuations) in valueSubscribers {
