@@ -90,7 +90,7 @@ public final class SQLiteStorage: StoreStorage {
             try db.inTransaction {
                 try db.execute(sql: """
                     CREATE TABLE IF NOT EXISTS amber_meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
-                    INSERT OR IGNORE INTO amber_meta (name, value) VALUES ('schema', \(schemaVersion)), ('sequence', 0);
+                    INSERT OR IGNORE INTO amber_meta (name, value) VALUES ('schema', \(schemaVersion));
                     CREATE TABLE IF NOT EXISTS amber_records (
                         key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
                         sequence INTEGER NOT NULL, value TEXT NOT NULL,
@@ -100,6 +100,7 @@ public final class SQLiteStorage: StoreStorage {
                     CREATE TABLE IF NOT EXISTS amber_deletions (
                         key TEXT NOT NULL, id TEXT NOT NULL, sequence INTEGER NOT NULL,
                         PRIMARY KEY (key, id)) WITHOUT ROWID;
+                    CREATE INDEX IF NOT EXISTS amber_deletions_sequence ON amber_deletions (key, sequence);
                     """)
                 return .commit
             }

@@ -4,9 +4,10 @@ import GRDB
 
 /// The records of one key in an ``SQLiteStorage``.
 ///
-/// Every write takes the next value of a file-wide sequence number and stamps the records it
-/// upserts and the deletions it records with it; a watcher reads what changed after the last
-/// sequence number it saw.
+/// Every write takes the key's next sequence number (one more than the highest stamped on its
+/// records and deletions, read from their indexes) and stamps the records it upserts and the
+/// deletions it records with it; a watcher reads what changed after the last number it saw.
+/// Deletions are kept, so the numbers never go back.
 final class SQLiteStorageKey: StoreStorageKey, Sendable {
     private let storage: SQLiteStorage
     private let key: String
@@ -28,7 +29,7 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
     func load() throws -> [StoredRecord] {
         do {
             return try storage.database.read { db in
-                let sequence = try Self.sequence(db)
+                let sequence = try self.sequence(db)
                 let records = try Row.fetchCursor(
                     db, sql: "SELECT id, value FROM amber_records WHERE key = ? ORDER BY position", arguments: [key]
                 ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) }
@@ -45,8 +46,7 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
         guard !batch.isEmpty else { return }
         do {
             let sequence = try storage.database.write { db -> Int64 in
-                let sequence = try Self.sequence(db) + 1
-                try db.execute(sql: "UPDATE amber_meta SET value = ? WHERE name = 'sequence'", arguments: [sequence])
+                let sequence = try self.sequence(db) + 1
                 if !batch.deletions.isEmpty {
                     let delete = try db.cachedStatement(sql: "DELETE FROM amber_records WHERE key = ? AND id = ?")
                     let tombstone = try db.cachedStatement(
@@ -58,7 +58,8 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
                 }
                 if !batch.upserts.isEmpty {
                     var position = try Int64.fetchOne(
-                        db, sql: "SELECT MAX(position) FROM amber_records WHERE key = ?", arguments: [key]) ?? 0
+                        db.cachedStatement(sql: "SELECT MAX(position) FROM amber_records WHERE key = ?"),
+                        arguments: [key]) ?? 0
                     // An existing record keeps its position: the conflict clause leaves it alone.
                     let upsert = try db.cachedStatement(sql: """
                         INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
@@ -109,7 +110,7 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
                 (state.lastSequence, state.dataVersion == dataVersion && state.localWrites == localWrites)
             }
             guard !unchanged else { return nil }
-            let sequence = try Self.sequence(db)
+            let sequence = try self.sequence(db)
             var change: ExternalChange?
             if sequence > since {
                 let deletions = try String.fetchAll(
@@ -129,7 +130,13 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
         }
     }
 
-    private static func sequence(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT value FROM amber_meta WHERE name = 'sequence'") ?? 0
+    /// The highest sequence number of this key, from the tails of two indexes.
+    private func sequence(_ db: Database) throws -> Int64 {
+        let statement = try db.cachedStatement(sql: """
+            SELECT MAX(sequence) FROM (
+                SELECT MAX(sequence) AS sequence FROM amber_records WHERE key = ?
+                UNION ALL SELECT MAX(sequence) FROM amber_deletions WHERE key = ?)
+            """)
+        return try Int64.fetchOne(statement, arguments: [key, key]) ?? 0
     }
 }

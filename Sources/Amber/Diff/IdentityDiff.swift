@@ -199,6 +199,12 @@ public struct IdentityDiff: Sendable, Equatable {
         var pileTops: [Int] = []
         var predecessor = [Int](repeating: -1, count: sequence.count)
         for (index, value) in sequence.enumerated() {
+            // Mostly the order holds and the value extends the longest run: no search needed.
+            if let last = pileTops.last, sequence[last] < value {
+                predecessor[index] = last
+                pileTops.append(index)
+                continue
+            }
             var low = 0
             var high = pileTops.count
             while low < high {

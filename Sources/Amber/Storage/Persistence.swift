@@ -31,10 +31,12 @@ extension Persistence where Value: Codable, Value.ID: Codable {
         self.key = key
         self.storage = storage
         self.recordID = Self.recordIDFunction()
-        // JSONEncoder's defaults, so other tools can read the records; a fresh coder per call
-        // because Foundation's coders are not documented as thread safe.
-        self.encode = { try JSONEncoder().encode($0) }
-        self.decode = { try JSONDecoder().decode(Value.self, from: $0) }
+        // JSONEncoder's defaults, so other tools can read the records. One coder each, reused:
+        // a store encodes only under its write lock, and decodes while opening or on its one
+        // watcher queue, so neither is used from two threads at once.
+        let coders = Coders()
+        self.encode = { try coders.encoder.encode($0) }
+        self.decode = { try coders.decoder.decode(Value.self, from: $0) }
     }
 
     /// A `String` id as is, a `UUID` as its `uuidString`, an integer as its digits, anything else as its JSON.
@@ -52,4 +54,12 @@ extension Persistence where Value: Codable, Value.ID: Codable {
             return String(decoding: data, as: UTF8.self)
         }
     }
+}
+
+/// The JSON coders of one store.
+private final class Coders: @unchecked Sendable {
+    // @unchecked: each coder is used by one thread at a time (see `Persistence.init(key:storage:)`),
+    // and their options are never changed after creation.
+    let encoder = JSONEncoder()
+    let decoder = JSONDecoder()
 }
