@@ -14,14 +14,12 @@ extension IdentityStore {
     @discardableResult
     public func add(_ value: Value) throws -> StoreChange<Value>? {
         // The most common write resolves directly, without a transaction's bookkeeping.
-        try commit { values -> ((), ResolvedWrites<Value>) in
-            var writes = ResolvedWrites<Value>()
+        try commit { values, writes in
             if let old = values[value.id] {
-                if isEqual?(old, value) != true { writes.updated.append((old, value)) }
+                if isEqual?(old, value) != true { writes.updated.append(.init(old: old, new: value)) }
             } else {
                 writes.inserted.append(value)
             }
-            return ((), writes)
         }.change
     }
 
@@ -117,51 +115,55 @@ extension IdentityStore {
         movingLast: [String] = [],
         _ body: (inout StoreTransaction<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
-        try commit(origin: origin, persist: persist, movingLast: movingLast) { values in
+        try commit(origin: origin, persist: persist, movingLast: movingLast) { values, writes in
             var transaction = StoreTransaction(base: values)
             let result = try body(&transaction)
-            return (result, transaction.resolved(isEqual: isEqual))
+            writes = transaction.resolved(isEqual: isEqual)
+            return result
         }
     }
 
     /// The one write path: resolve the writes against the current values, persist them,
     /// publish them, notify.
     ///
-    /// - Parameter resolve: Given the current values, returns a result and the net writes.
+    /// - Parameter resolve: Given the current values, fills in the net writes and returns a result.
     ///   It must not keep the values: applying the writes then mutates them in place.
     @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
         persist: Bool = true,
         movingLast: [String] = [],
-        resolve: (OrderedDictionary<Value.ID, Value>) throws -> (R, ResolvedWrites<Value>)
+        resolve: (OrderedDictionary<Value.ID, Value>, inout ResolvedWrites<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
-        let (result, change, notifyMainActor) = try writeLock.withLock {
-            () throws -> (R, StoreChange<Value>?, Bool) in
-            let (result, writes) = try resolve(state.withLock { $0.values })
-            guard !writes.isEmpty else { return (result, nil, false) }
+        // Locals rather than tuples keep the generic metadata looked up per write to a minimum:
+        // outside the defining module this code runs unspecialized.
+        var change: StoreChange<Value>?
+        var notifyMainActor = false
+        let result = try writeLock.withLock { () throws -> R in
+            var writes = ResolvedWrites<Value>()
+            let result = try resolve(state.withLock { $0.values }, &writes)
+            guard !writes.isEmpty else { return result }
             if persist, let persistence {
                 try persistence.storage.write(persistence.batch(for: writes, movingLast: movingLast))
             }
-            let change = StoreChange(
-                inserted: writes.inserted, updated: writes.updated.map { .init(old: $0.old, new: $0.new) },
-                removed: writes.removed, origin: origin
+            let committed = StoreChange(
+                inserted: writes.inserted, updated: writes.updated, removed: writes.removed, origin: origin
             )
-            // Publish and hand to async subscribers under the write lock, so they see commit order.
-            let (changeSubscribers, valueSubscribers, hasMainActorObservers) = state.withLock { state in
+            // Published and handed to async subscribers under the write lock, so they see commit order.
+            notifyMainActor = state.withLock { state in
                 writes.apply(to: &state.values)
-                let valueSubscribers = state.valueSubscribers.isEmpty ? [] : change.latestValues.compactMap { id, value in
-                    state.valueSubscribers[id].map { (value, Array($0.values)) }
+                for continuation in state.changeSubscribers.values { continuation.yield(committed) }
+                if !state.valueSubscribers.isEmpty {
+                    for (id, value) in committed.latestValues {
+                        guard let subscribers = state.valueSubscribers[id] else { continue }
+                        for continuation in subscribers.values { continuation.yield(value) }
+                    }
                 }
-                let changeSubscribers = state.changeSubscribers.isEmpty ? [] : Array(state.changeSubscribers.values)
-                return (changeSubscribers, valueSubscribers, state.mainActorObserverCount > 0)
+                return state.mainActorObserverCount > 0
             }
-            for continuation in changeSubscribers { continuation.yield(change) }
-            for (value, continuations) in valueSubscribers {
-                for continuation in continuations { continuation.yield(value) }
-            }
-            if hasMainActorObservers { mainActorQueue.withLock { $0.pending.append(change) } }
-            return (result, change, hasMainActorObservers)
+            if notifyMainActor { mainActorQueue.withLock { $0.pending.append(committed) } }
+            change = committed
+            return result
         }
         // Outside the write lock: main-actor observers may write to the store.
         if notifyMainActor { deliverToMainActor() }

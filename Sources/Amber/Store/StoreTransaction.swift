@@ -42,6 +42,9 @@ public struct StoreTransaction<Value: Identifiable> {
         return base[id]
     }
 
+}
+
+extension StoreTransaction where Value: Sendable {
     /// The net effect of the writes on `base`: what a commit inserts, updates and removes.
     func resolved(isEqual: ((Value, Value) -> Bool)?) -> ResolvedWrites<Value> {
         var resolved = ResolvedWrites<Value>()
@@ -50,7 +53,7 @@ public struct StoreTransaction<Value: Identifiable> {
             case (nil, let new?):
                 resolved.inserted.append(new)
             case (let old?, let new?):
-                if isEqual?(old, new) != true { resolved.updated.append((old, new)) }
+                if isEqual?(old, new) != true { resolved.updated.append(.init(old: old, new: new)) }
             case (let old?, nil):
                 resolved.removed.append(old)
             case (nil, nil):
@@ -62,16 +65,16 @@ public struct StoreTransaction<Value: Identifiable> {
 }
 
 /// What a transaction changes, relative to the state it started from.
-struct ResolvedWrites<Value: Identifiable> {
+struct ResolvedWrites<Value: Identifiable & Sendable> {
     var inserted: [Value] = []
-    var updated: [(old: Value, new: Value)] = []
+    var updated: [StoreChange<Value>.Update] = []
     var removed: [Value] = []
 
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && removed.isEmpty }
 
     /// Applies the writes to a state, keeping the position of updated identities.
     func apply(to values: inout OrderedDictionary<Value.ID, Value>) {
-        for (_, new) in updated { values[new.id] = new }
+        for update in updated { values[update.new.id] = update.new }
         for value in inserted { values[value.id] = value }
         if removed.count > 16 {
             let ids = Set(removed.map(\.id))
