@@ -118,10 +118,13 @@ public struct IdentityDiff: Sendable, Equatable {
         var nextUnmatchedOldOffset: [C.Element.ID: Int] = [:]
         nextUnmatchedOldOffset.reserveCapacity(oldCount)
         var nextOldOffsetWithSameID = [Int](repeating: -1, count: oldCount)
+        // Indices rather than elements: reading `id` in place spares copying (and retaining) each value.
+        var oldIndex = old.endIndex
         var oldOffset = oldCount
-        for element in old.reversed() {
+        while oldIndex != old.startIndex {
+            old.formIndex(before: &oldIndex)
             oldOffset -= 1
-            if let following = nextUnmatchedOldOffset.updateValue(oldOffset, forKey: element.id) {
+            if let following = nextUnmatchedOldOffset.updateValue(oldOffset, forKey: old[oldIndex].id) {
                 nextOldOffsetWithSameID[oldOffset] = following
             }
         }
@@ -129,8 +132,10 @@ public struct IdentityDiff: Sendable, Equatable {
         var oldOffsetsInNewOrder: [Int] = []
         oldOffsetsInNewOrder.reserveCapacity(new.count)
         var updated: [Int] = []
-        for (newOffset, element) in new.enumerated() {
-            guard let entry = nextUnmatchedOldOffset.index(forKey: element.id),
+        var newOffset = -1
+        for newIndex in new.indices {
+            newOffset += 1
+            guard let entry = nextUnmatchedOldOffset.index(forKey: new[newIndex].id),
                 case let matchedOldOffset = nextUnmatchedOldOffset.values[entry],
                 matchedOldOffset >= 0
             else {
@@ -139,7 +144,7 @@ public struct IdentityDiff: Sendable, Equatable {
             }
             nextUnmatchedOldOffset.values[entry] = nextOldOffsetWithSameID[matchedOldOffset]
             oldOffsetsInNewOrder.append(matchedOldOffset)
-            if old[old.index(old.startIndex, offsetBy: matchedOldOffset)] != element {
+            if old[old.index(old.startIndex, offsetBy: matchedOldOffset)] != new[newIndex] {
                 updated.append(newOffset)
             }
         }

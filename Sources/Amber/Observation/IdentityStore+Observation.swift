@@ -109,7 +109,14 @@ extension IdentityStore {
         state.withLock { $0.mainActorObserverCount += delta }
     }
 
+    /// Queues a committed change for main-actor observers; called in commit order, under the write lock.
+    @usableFromInline
+    func enqueueForMainActor(_ change: StoreChange<Value>) {
+        mainActorQueue.withLock { $0.pending.append(change) }
+    }
+
     /// Delivers queued changes to main-actor observers: at once on the main actor, otherwise soon.
+    @usableFromInline
     func deliverToMainActor() {
         MainQueue.run { [weak self] in self?.drainMainActorQueue() }
     }

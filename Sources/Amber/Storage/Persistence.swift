@@ -1,9 +1,10 @@
 import Foundation
 
 /// How a store turns values into records and back; built once, where `Value` is known to be `Codable`.
+@usableFromInline
 struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
     let key: String
-    let storage: any StoreStorageKey
+    @usableFromInline let storage: any StoreStorageKey
     let recordID: @Sendable (Value.ID) -> String
     let encode: @Sendable (Value) throws -> Data
     let decode: @Sendable (Data) throws -> Value
@@ -18,6 +19,7 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
 
     /// The records to write for a commit; `movingLast` names stored records that the commit
     /// re-inserts and that must go last, where the store puts them.
+    @usableFromInline
     func batch(for writes: ResolvedWrites<Value>, movingLast: [String] = []) throws -> StorageBatch {
         StorageBatch(
             upserts: try writes.inserted.map(record(for:)) + writes.updated.map { try record(for: $0.new) },

@@ -11,7 +11,7 @@ extension IdentityStore {
     ///
     /// - Returns: The change, or `nil` when `value` equals (`==`, for `Equatable` values) what is stored.
     /// - Throws: ``StoreError`` when persisting fails; then nothing changed.
-    @discardableResult
+    @inlinable @discardableResult
     public func add(_ value: Value) throws -> StoreChange<Value>? {
         // The most common write resolves directly, without a transaction's bookkeeping.
         try commit { values, writes in
@@ -30,6 +30,7 @@ extension IdentityStore {
     ///
     /// - Throws: ``StoreError`` when persisting fails; then nothing changed.
     /// - Complexity: O(*m*) for *m* values, plus one storage write.
+    @inlinable
     public func add(contentsOf values: some Sequence<Value>) throws {
         try commit { transaction in
             for value in values { transaction.add(value) }
@@ -108,7 +109,7 @@ extension IdentityStore {
     }
 
     /// Runs a transaction body through ``commit(origin:persist:movingLast:resolve:)``.
-    @discardableResult
+    @inlinable @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
         persist: Bool = true,
@@ -128,15 +129,16 @@ extension IdentityStore {
     ///
     /// - Parameter resolve: Given the current values, fills in the net writes and returns a result.
     ///   It must not keep the values: applying the writes then mutates them in place.
-    @discardableResult
+    ///
+    /// Inlinable, like ``add(_:)``, so that both are specialized for the app's value type: run
+    /// generically, the metadata look-ups of its generic types cost more than the work itself.
+    @inlinable @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
         persist: Bool = true,
         movingLast: [String] = [],
         resolve: (OrderedDictionary<Value.ID, Value>, inout ResolvedWrites<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
-        // Locals rather than tuples keep the generic metadata looked up per write to a minimum:
-        // outside the defining module this code runs unspecialized.
         var change: StoreChange<Value>?
         var notifyMainActor = false
         let result = try writeLock.withLock { () throws -> R in
@@ -161,7 +163,7 @@ extension IdentityStore {
                 }
                 return state.mainActorObserverCount > 0
             }
-            if notifyMainActor { mainActorQueue.withLock { $0.pending.append(committed) } }
+            if notifyMainActor { enqueueForMainActor(committed) }
             change = committed
             return result
         }

@@ -20,14 +20,14 @@ import OrderedCollections
 /// change becomes visible, and a failed write throws and changes nothing.
 public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
     /// What readers see; its lock is held only for in-memory work.
-    let state: LockedValue<StoreState<Value>>
+    @usableFromInline let state: LockedValue<StoreState<Value>>
     /// Serializes writers, and is held while they persist, so reads never wait for I/O.
-    let writeLock = WriteLock()
+    @usableFromInline let writeLock = WriteLock()
     /// Changes waiting for main-actor observers, in commit order.
     let mainActorQueue = LockedValue(MainActorQueue<Value>())
     let observers: MainActorObservers<Value>
-    let persistence: Persistence<Value>?
-    let isEqual: (@Sendable (Value, Value) -> Bool)?
+    @usableFromInline let persistence: Persistence<Value>?
+    @usableFromInline let isEqual: (@Sendable (Value, Value) -> Bool)?
 
     /// Creates an empty store that lives in memory only.
     public init() {
@@ -81,14 +81,15 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
 }
 
 /// Everything readers of an ``IdentityStore`` may see, guarded by one lock.
+@usableFromInline
 struct StoreState<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
-    var values: OrderedDictionary<Value.ID, Value> = [:]
+    @usableFromInline var values: OrderedDictionary<Value.ID, Value> = [:]
     var undecodable: [UndecodableRecord] = []
-    var changeSubscribers: [Int: AsyncStream<StoreChange<Value>>.Continuation] = [:]
-    var valueSubscribers: [Value.ID: [Int: AsyncStream<Value?>.Continuation]] = [:]
+    @usableFromInline var changeSubscribers: [Int: AsyncStream<StoreChange<Value>>.Continuation] = [:]
+    @usableFromInline var valueSubscribers: [Value.ID: [Int: AsyncStream<Value?>.Continuation]] = [:]
     var nextSubscriberID = 0
     /// Main-actor observers registered; when zero, commits skip the main-actor queue.
-    var mainActorObserverCount = 0
+    @usableFromInline var mainActorObserverCount = 0
 
     mutating func makeSubscriberID() -> Int {
         nextSubscriberID += 1
@@ -97,11 +98,15 @@ struct StoreState<Value: Identifiable & Sendable>: Sendable where Value.ID: Send
 }
 
 /// The lock that serializes an ``IdentityStore``'s writers.
+@usableFromInline
 final class WriteLock: @unchecked Sendable {
     // @unchecked: `isHeld` is only touched by the thread holding `lock`.
-    private let lock = NSRecursiveLock()
-    private var isHeld = false
+    @usableFromInline let lock = NSRecursiveLock()
+    @usableFromInline var isHeld = false
 
+    @usableFromInline init() {}
+
+    @inlinable
     func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock.lock()
         precondition(

@@ -4,15 +4,18 @@ import Foundation
 ///
 /// `Synchronization.Mutex` needs macOS 15 / iOS 18, above the package's platforms, so this
 /// wraps `NSLock`, which every platform has.
+@usableFromInline
 package final class LockedValue<State>: @unchecked Sendable {
     // @unchecked: `state` is only read or written while `lock` is held.
-    private let lock = NSLock()
-    private var state: State
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var state: State
 
+    @usableFromInline
     package init(_ state: State) {
         self.state = state
     }
 
+    @inlinable
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }

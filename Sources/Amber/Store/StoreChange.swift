@@ -66,6 +66,7 @@ extension StoreChange {
     }
 
     /// The newest state of each identity the change touched: a value, or `nil` when removed.
+    @usableFromInline
     var latestValues: [(id: Value.ID, value: Value?)] {
         inserted.map { ($0.id, $0) } + updated.map { ($0.new.id, $0.new) } + removed.map { ($0.id, nil) }
     }

@@ -13,15 +13,17 @@ import OrderedCollections
 /// }
 /// ```
 public struct StoreTransaction<Value: Identifiable> {
-    let base: OrderedDictionary<Value.ID, Value>
+    @usableFromInline let base: OrderedDictionary<Value.ID, Value>
     /// The newest write per identity, in the order identities were first written; `nil` removes.
-    private(set) var writes: OrderedDictionary<Value.ID, Value?> = [:]
+    @usableFromInline private(set) var writes: OrderedDictionary<Value.ID, Value?> = [:]
 
+    @inlinable
     init(base: OrderedDictionary<Value.ID, Value>) {
         self.base = base
     }
 
     /// Inserts `value`, or replaces the value of its identity.
+    @inlinable
     public mutating func add(_ value: Value) {
         writes[value.id] = .some(value)
     }
@@ -46,6 +48,7 @@ public struct StoreTransaction<Value: Identifiable> {
 
 extension StoreTransaction where Value: Sendable {
     /// The net effect of the writes on `base`: what a commit inserts, updates and removes.
+    @inlinable
     func resolved(isEqual: ((Value, Value) -> Bool)?) -> ResolvedWrites<Value> {
         var resolved = ResolvedWrites<Value>()
         for (id, write) in writes {
@@ -65,14 +68,18 @@ extension StoreTransaction where Value: Sendable {
 }
 
 /// What a transaction changes, relative to the state it started from.
+@usableFromInline
 struct ResolvedWrites<Value: Identifiable & Sendable> {
-    var inserted: [Value] = []
-    var updated: [StoreChange<Value>.Update] = []
-    var removed: [Value] = []
+    @usableFromInline var inserted: [Value] = []
+    @usableFromInline var updated: [StoreChange<Value>.Update] = []
+    @usableFromInline var removed: [Value] = []
 
-    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && removed.isEmpty }
+    @inlinable init() {}
+
+    @inlinable var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && removed.isEmpty }
 
     /// Applies the writes to a state, keeping the position of updated identities.
+    @inlinable
     func apply(to values: inout OrderedDictionary<Value.ID, Value>) {
         for update in updated { values[update.new.id] = update.new }
         for value in inserted { values[value.id] = value }
