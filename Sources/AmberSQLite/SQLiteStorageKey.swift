@@ -84,11 +84,11 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
         }
     }
 
-    func startWatching(_ handler: @escaping @Sendable (ExternalChange) -> Void) {
+    func startWatching(_ signal: @escaping @Sendable () -> Void) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "amber.sqlite-storage.\(key)"))
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(20))
         timer.setEventHandler { [weak self] in
-            if let change = self?.externalChange() { handler(change) }
+            if self?.mayHaveExternalChanges() == true { signal() }
         }
         watch.withLock { $0.timer = timer }
         timer.resume()
@@ -101,10 +101,16 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
         }
     }
 
-    /// What other writers changed since the last look, or `nil` when nothing did.
-    private func externalChange() -> ExternalChange? {
+    /// Whether the file changed since the last look: a cheap check, made without the store's lock.
+    private func mayHaveExternalChanges() -> Bool {
         let localWrites = storage.localWrites.withLock { $0 }
-        return try? storage.database.read { db -> ExternalChange? in
+        let dataVersion = try? storage.database.read { try Int64.fetchOne($0, sql: "PRAGMA data_version") }
+        return watch.withLock { $0.dataVersion != dataVersion || $0.localWrites != localWrites }
+    }
+
+    func externalChanges() throws -> ExternalChange? {
+        let localWrites = storage.localWrites.withLock { $0 }
+        return try storage.database.read { db -> ExternalChange? in
             let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version")
             let (since, unchanged) = watch.withLock { state in
                 (state.lastSequence, state.dataVersion == dataVersion && state.localWrites == localWrites)

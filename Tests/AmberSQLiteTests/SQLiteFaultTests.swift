@@ -126,4 +126,35 @@ import Testing
         let onDisk = try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_records") }
         #expect(onDisk == 1, "disk unchanged")
     }
+
+    @Test func aLocalWriteReplacesAnUndecodableRecord() throws {
+        let path = temporaryDatabasePath()
+        do {
+            let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+            try store.add(Entry(id: "a", index: 1, payload: ""))
+        }
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: #"UPDATE amber_records SET value = '{"id":"a"}'"#)
+        }
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        #expect(store.undecodable.map(\.id) == ["a"])
+        try store.add(Entry(id: "a", index: 2, payload: "new"))
+        #expect(store.undecodable.isEmpty, "the record on disk is the new value now")
+        var recovered = false
+        try store.recover { _ in recovered = true; return nil }
+        #expect(!recovered)
+    }
+
+    @Test func anotherWritersRecordThatNoLongerDecodesLeavesMemory() async throws {
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        try store.add(contentsOf: [Entry(id: "a", index: 1, payload: ""), Entry(id: "b", index: 2, payload: "")])
+        // A newer version of the app rewrites "a" in a shape this one cannot read.
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: #"UPDATE amber_records SET value = '{"id":"a","index":"v2"}', sequence = sequence + 100 WHERE id = 'a'"#)
+        }
+        #expect(await eventually(within: 2) { store[id: "a"] == nil })
+        #expect(store.undecodable.map(\.id) == ["a"])
+        #expect(store.ids == ["b"])
+    }
 }

@@ -88,6 +88,8 @@ extension IdentityStore {
     /// An ``ObservableValue`` that follows the value of one identity: `nil` while it is absent.
     ///
     /// It is updated before a main-actor write returns, and soon after other writes.
+    /// A write made by a main-actor observer while it is being notified is delivered right after
+    /// the notification in progress, to keep every observer's view in commit order.
     /// Updating it yourself does not write to the store.
     @MainActor
     public func observable(id: Value.ID) -> ObservableValue<Value?> {
@@ -95,6 +97,8 @@ extension IdentityStore {
         addObserver(observable, id: id) { observable, change in
             observable.update(with: change.inserted.first ?? change.updated.first?.new)
         }
+        // A write committed between the first read and the registration was not queued for it.
+        observable.update(with: self[id: id])
         return observable
     }
 
@@ -123,7 +127,11 @@ extension IdentityStore {
 
     @MainActor
     private func drainMainActorQueue() {
-        // One change at a time, so a change committed by an observer is delivered after those before it.
+        // A write made by an observer queues its change; the drain already running delivers it
+        // once every observer has seen the changes before it, so nobody sees them out of order.
+        guard !observers.isDelivering else { return }
+        observers.isDelivering = true
+        defer { observers.isDelivering = false }
         while let change = mainActorQueue.withLock({ $0.pending.popFirst() }) {
             let dropped = observers.deliver(change)
             if dropped > 0 { observerCountChanged(by: -dropped) }

@@ -14,6 +14,8 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
         let notify: @MainActor (StoreChange<Value>) -> Bool
     }
 
+    /// Whether changes are being delivered; a nested delivery waits for the one in progress.
+    var isDelivering = false
     private var all: [Int: Entry] = [:]
     private var byID: [Value.ID: [Int: Entry]] = [:]
     private var nextID = 0

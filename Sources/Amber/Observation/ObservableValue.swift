@@ -23,6 +23,8 @@ public final class ObservableValue<Value: Sendable> {
     private var redoStack: [Value] = []
     @ObservationIgnored private var observers: [Int: Observer] = [:]
     @ObservationIgnored private var nextObserverID = 0
+    /// Counts values set, so a notification loop stops once an observer has set a newer value.
+    @ObservationIgnored private var generation = 0
     @ObservationIgnored private let isEqual = Equality.function(for: Value.self)
 
     private struct Observer {
@@ -124,7 +126,11 @@ public final class ObservableValue<Value: Sendable> {
 
     private func set(_ newValue: Value) {
         value = newValue
+        generation += 1
+        let current = generation
         for (key, observer) in observers where !observer.token.isCancelled {
+            // An observer that updated the value has had every observer told the newer one.
+            guard generation == current else { return }
             if !observer.notify(newValue) { observers[key] = nil }
         }
     }

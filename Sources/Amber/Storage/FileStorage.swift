@@ -56,25 +56,57 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
 
     func write(_ batch: StorageBatch) throws {
         try lock.withLock {
-            var updated = records
-            updated.apply(batch)
             do {
                 try FileManager.default.createDirectory(
                     at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try RecordDocument.encode(updated).write(to: url, options: .atomic)
             } catch {
                 throw StoreError.writeFailed(path: url.path, key: key, reason: error.localizedDescription)
             }
-            records = updated
-            knownVersion = FileVersion(url)
+            try withFileLock {
+                // Another writer replaced the file since we last read it: apply the batch to what
+                // it wrote, not to our older copy, so its records are not lost.
+                var updated = records
+                let otherWriterChangedIt = FileVersion(url) != knownVersion
+                if otherWriterChangedIt {
+                    do {
+                        updated = try Self.read(url).0
+                    } catch {
+                        throw StoreError.writeFailed(path: url.path, key: key, reason: "\(error)")
+                    }
+                }
+                updated.apply(batch)
+                do {
+                    try RecordDocument.encode(updated).write(to: url, options: .atomic)
+                } catch {
+                    throw StoreError.writeFailed(path: url.path, key: key, reason: error.localizedDescription)
+                }
+                records = updated
+                // After taking in another writer's records, leave the version unknown: the next
+                // look reports the whole file, and the store learns of that writer's changes.
+                knownVersion = otherWriterChangedIt ? nil : FileVersion(url)
+            }
         }
     }
 
-    func startWatching(_ handler: @escaping @Sendable (ExternalChange) -> Void) {
+    /// Runs `body` holding an exclusive lock on `<key>.json.lock`, shared by every process.
+    private func withFileLock<R>(_ body: () throws -> R) throws -> R {
+        let path = url.path + ".lock"
+        let descriptor = open(path, O_CREAT | O_RDWR, 0o644)
+        guard descriptor >= 0 else {
+            throw StoreError.writeFailed(path: path, key: key, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        flock(descriptor, LOCK_EX)
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+
+    func startWatching(_ signal: @escaping @Sendable () -> Void) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "amber.file-storage.\(key)"))
         timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
         timer.setEventHandler { [weak self] in
-            if let change = self?.externalChange() { handler(change) }
+            guard let self else { return }
+            if self.lock.withLock({ FileVersion(self.url) != self.knownVersion }) { signal() }
         }
         lock.withLock { self.timer = timer }
         timer.resume()
@@ -88,7 +120,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
     }
 
     /// The file's records when another writer replaced it since we last looked.
-    private func externalChange() -> ExternalChange? {
+    func externalChanges() throws -> ExternalChange? {
         lock.withLock {
             let version = FileVersion(url)
             guard version != knownVersion else { return nil }

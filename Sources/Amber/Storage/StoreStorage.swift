@@ -26,21 +26,29 @@ public protocol StoreStorageKey: AnyObject, Sendable {
     /// and goes last when it is new, so deleting and upserting one identity moves it last.
     func write(_ batch: StorageBatch) throws
 
-    /// Starts reporting changes that other writers (other processes, or other storage
-    /// instances on the same location) make to this key, until ``stopWatching()``.
+    /// Starts signalling that other writers (other processes, or other storage instances on
+    /// the same location) may have changed this key, until ``stopWatching()``.
     ///
-    /// The handler runs on a background thread, at most once at a time.
-    func startWatching(_ handler: @escaping @Sendable (ExternalChange) -> Void)
+    /// The signal runs on a background thread. The store answers it by calling
+    /// ``externalChanges()`` while it holds its write lock, so that what it reads from the
+    /// storage and its own writes cannot interleave.
+    func startWatching(_ signal: @escaping @Sendable () -> Void)
 
-    /// Stops the reports started by ``startWatching(_:)``.
+    /// Stops the signals started by ``startWatching(_:)``.
     func stopWatching()
+
+    /// What other writers changed since the last ``load()``, ``write(_:)`` or call of this
+    /// method, or `nil` when nothing did. Called with the store's write lock held.
+    func externalChanges() throws -> ExternalChange?
 }
 
 extension StoreStorageKey {
-    /// Storages that cannot be shared report nothing.
-    public func startWatching(_ handler: @escaping @Sendable (ExternalChange) -> Void) {}
-    /// Storages that cannot be shared report nothing.
+    /// Storages that cannot be shared signal nothing.
+    public func startWatching(_ signal: @escaping @Sendable () -> Void) {}
+    /// Storages that cannot be shared signal nothing.
     public func stopWatching() {}
+    /// Storages that cannot be shared see no other writer.
+    public func externalChanges() throws -> ExternalChange? { nil }
 }
 
 /// One stored value: its identity as a string and its JSON encoding.

@@ -1,20 +1,31 @@
 extension IdentityStore {
-    /// Applies what another writer changed in the storage as a change of origin `.otherProcess`.
-    func applyExternalChange(_ change: ExternalChange) {
+    /// Reads what other writers changed in the storage and applies it as one change of origin
+    /// `.otherProcess`.
+    ///
+    /// Reading and applying happen under the write lock, so a local write can neither slip
+    /// between them (and be overwritten by older data) nor be read back as someone else's.
+    func applyExternalChanges() {
         guard let persistence else { return }
-        var decoded: [Value] = []
-        var failures: [UndecodableRecord] = []
+        _ = try? commit(origin: .otherProcess, persist: false) { transaction in
+            guard let change = try persistence.storage.externalChanges() else { return }
+            applyExternal(change, to: &transaction, persistence: persistence)
+        }
+    }
+
+    private func applyExternal(
+        _ change: ExternalChange, to transaction: inout StoreTransaction<Value>, persistence: Persistence<Value>
+    ) {
         let records: [StoredRecord]
-        var deletions: Set<String> = []
-        var isSnapshot = false
+        let deletions: Set<String>
+        let isSnapshot: Bool
         switch change {
         case .records(let upserts, let deleted):
-            records = upserts
-            deletions = Set(deleted)
+            (records, deletions, isSnapshot) = (upserts, Set(deleted), false)
         case .snapshot(let all):
-            records = all
-            isSnapshot = true
+            (records, deletions, isSnapshot) = (all, [], true)
         }
+        var decoded: [Value] = []
+        var failures: [UndecodableRecord] = []
         for record in records {
             do {
                 decoded.append(try persistence.decode(record.data))
@@ -22,20 +33,20 @@ extension IdentityStore {
                 failures.append(UndecodableRecord(id: record.id, data: record.data, reason: "\(error)"))
             }
         }
-        let touched = Set(records.map(\.id)).union(deletions)
-        commitExternal(origin: .otherProcess) { transaction in
-            if isSnapshot {
-                let present = Set(records.map(\.id))
-                for id in transaction.base.keys where !present.contains(persistence.recordID(id)) {
-                    transaction.remove(id: id)
-                }
-            } else if !deletions.isEmpty {
-                for id in transaction.base.keys where deletions.contains(persistence.recordID(id)) {
+        // A value whose record now fails to decode (a newer model wrote it) leaves memory, so no
+        // later edit overwrites the newer record with the old shape.
+        let gone = deletions.union(failures.map(\.id))
+        let present = Set(records.map(\.id))
+        if isSnapshot || !gone.isEmpty {
+            for id in transaction.base.keys {
+                let recordID = persistence.recordID(id)
+                if gone.contains(recordID) || (isSnapshot && !present.contains(recordID)) {
                     transaction.remove(id: id)
                 }
             }
-            for value in decoded { transaction.add(value) }
         }
+        for value in decoded { transaction.add(value) }
+        let touched = present.union(deletions)
         state.withLock { state in
             if isSnapshot {
                 state.undecodable = failures
@@ -43,6 +54,16 @@ extension IdentityStore {
                 state.undecodable.removeAll { touched.contains($0.id) }
                 state.undecodable += failures
             }
+        }
+    }
+
+    /// Forgets undecodable records that a local write has just replaced or deleted on disk.
+    @usableFromInline
+    func forgetUndecodable(touchedBy batch: StorageBatch) {
+        state.withLock { state in
+            guard !state.undecodable.isEmpty else { return }
+            let touched = Set(batch.upserts.map(\.id)).union(batch.deletions)
+            state.undecodable.removeAll { touched.contains($0.id) }
         }
     }
 

@@ -101,13 +101,6 @@ extension IdentityStore {
         try commit(body).result
     }
 
-    /// Writes values that are already stored on disk (a change another process made) as a
-    /// change of the given origin.
-    func commitExternal(origin: StoreChange<Value>.Origin, _ body: (inout StoreTransaction<Value>) -> Void) {
-        // Nothing to persist, so this cannot throw.
-        _ = try? commit(origin: origin, persist: false, body)
-    }
-
     /// Runs a transaction body through ``commit(origin:persist:movingLast:resolve:)``.
     @inlinable @discardableResult
     func commit<R>(
@@ -146,7 +139,9 @@ extension IdentityStore {
             let result = try resolve(state.withLock { $0.values }, &writes)
             guard !writes.isEmpty else { return result }
             if persist, let persistence {
-                try persistence.storage.write(persistence.batch(for: writes, movingLast: movingLast))
+                let batch = try persistence.batch(for: writes, movingLast: movingLast)
+                try persistence.storage.write(batch)
+                forgetUndecodable(touchedBy: batch)
             }
             let committed = StoreChange(
                 inserted: writes.inserted, updated: writes.updated, removed: writes.removed, origin: origin

@@ -64,8 +64,8 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
         self.persistence = persistence
         self.isEqual = Equality.function(for: Value.self)
         self.observers = MainActorObservers()
-        persistence.storage.startWatching { [weak self] change in
-            self?.applyExternalChange(change)
+        persistence.storage.startWatching { [weak self] in
+            self?.applyExternalChanges()
         }
     }
 

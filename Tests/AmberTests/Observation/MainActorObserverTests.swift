@@ -98,3 +98,35 @@ final class Screen {
         #expect(observable.value == nil)
     }
 }
+
+@MainActor
+@Suite struct ReentrantDeliveryTests {
+    @Test func aWriteFromAnObserverReachesEveryoneAfterTheChangeBeforeIt() throws {
+        let store = IdentityStore<Person>()
+        let observable = store.observable(id: jack.id)
+        let screen = Screen()
+        store.addObserver(screen) { screen, change in
+            screen.changes.append(change)
+            if change.inserted.first?.age == 1 { _ = try? store.add(jack.update(age: 2)) }
+        }
+        try store.add(jack.update(age: 1))
+        #expect(observable.value?.age == 2, "the observable ends on the newest value")
+        #expect(screen.changes.count == 2)
+        #expect(screen.changes.last?.updated.first?.new.age == 2)
+    }
+
+    @Test func observableValueObserversNeverEndOnAnOlderValue() {
+        let value = ObservableValue(0)
+        let first = Owner()
+        let second = Owner()
+        value.addObserver(first) { owner, number in
+            owner.seen.append(number)
+            if number == 1 { value.update(with: 2) }
+        }
+        value.addObserver(second) { owner, number in owner.seen.append(number) }
+        value.update(with: 1)
+        #expect(value.value == 2)
+        #expect(first.seen.last == 2)
+        #expect(second.seen.last == 2)
+    }
+}

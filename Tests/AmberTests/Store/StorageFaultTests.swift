@@ -79,3 +79,19 @@ import Testing
         #expect(defaults.data(forKey: "amber.people") == Data("garbage".utf8))
     }
 }
+
+@Suite struct FileSharingTests {
+    @Test func twoWritersOnOneFileLoseNothing() async throws {
+        let directory = temporaryDirectory()
+        let first = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))
+        let second = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))
+        // The second writes before it could have noticed the first's write.
+        try first.add(jack)
+        try second.add(jill)
+        let reopened = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))
+        #expect(Set(reopened.ids) == [jack.id, jill.id], "both writes are on disk")
+        #expect(await eventually(within: 3) { first.count == 2 && second.count == 2 }, "each sees the other's write")
+        #expect(first[id: jill.id] == jill)
+        #expect(second[id: jack.id] == jack)
+    }
+}
