@@ -14,6 +14,8 @@ import OrderedCollections
 ///
 /// Writes through another `FileStorage` on the same directory, in this process or another, are
 /// noticed by polling the file twice a second and arrive as changes of origin `.otherProcess`.
+/// Writers take an exclusive `flock` on `<key>.json.lock` and apply their batch to the file as
+/// it is on disk, so two writers never overwrite each other's records.
 public struct FileStorage: StoreStorage {
     /// The directory holding the files; created on first write.
     public let directory: URL
