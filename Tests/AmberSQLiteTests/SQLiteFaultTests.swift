@@ -90,7 +90,8 @@ import Testing
         #expect(reopened.ids == store.ids, "the recovered record went last on disk too")
     }
 
-    @Test func recoverReturningNilLeavesTheRecord() throws {
+    /// A store whose record "a" was written in an older shape that no longer decodes.
+    private func storeWithUndecodableRecord() throws -> IdentityStore<Entry> {
         let path = temporaryDatabasePath()
         do {
             let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
@@ -99,7 +100,11 @@ import Testing
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: #"UPDATE amber_records SET value = '{"id":"a"}'"#)
         }
-        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        return try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+    }
+
+    @Test func recoverReturningNilLeavesTheRecord() throws {
+        let store = try storeWithUndecodableRecord()
         try store.recover { _ in nil }
         #expect(store.undecodable.map(\.id) == ["a"])
         #expect(store.count == 0)
@@ -128,15 +133,7 @@ import Testing
     }
 
     @Test func aLocalWriteReplacesAnUndecodableRecord() throws {
-        let path = temporaryDatabasePath()
-        do {
-            let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
-            try store.add(Entry(id: "a", index: 1, payload: ""))
-        }
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: #"UPDATE amber_records SET value = '{"id":"a"}'"#)
-        }
-        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        let store = try storeWithUndecodableRecord()
         #expect(store.undecodable.map(\.id) == ["a"])
         try store.add(Entry(id: "a", index: 2, payload: "new"))
         #expect(store.undecodable.isEmpty, "the record on disk is the new value now")

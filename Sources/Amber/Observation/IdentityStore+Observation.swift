@@ -53,7 +53,9 @@ extension IdentityStore {
     /// }
     /// ```
     ///
-    /// The observer is held weakly: when it goes away, the observation ends by itself.
+    /// Observers of every identity are called first, then those of the changed identity, each
+    /// in the order they were added. The observer is held weakly: when it goes away, the
+    /// observation ends by itself.
     /// A write made on the main actor has called the observers before it returns; a write made
     /// elsewhere calls them soon after, in commit order.
     ///

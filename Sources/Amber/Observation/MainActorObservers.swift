@@ -1,4 +1,5 @@
 import DequeModule
+import OrderedCollections
 
 /// Changes committed while main-actor observers were registered, waiting for delivery.
 struct MainActorQueue<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
@@ -16,8 +17,9 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
 
     /// Whether changes are being delivered; a nested delivery waits for the one in progress.
     var isDelivering = false
-    private var all: [Int: Entry] = [:]
-    private var byID: [Value.ID: [Int: Entry]] = [:]
+    // In registration order, which is the order observers are notified in.
+    private var all: OrderedDictionary<Int, Entry> = [:]
+    private var byID: [Value.ID: OrderedDictionary<Int, Entry>] = [:]
     private var nextID = 0
 
     nonisolated init() {}

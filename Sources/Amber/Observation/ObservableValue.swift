@@ -1,4 +1,5 @@
 import Observation
+import OrderedCollections
 
 /// UI state held as an immutable value, changed by pure transitions, with observers and undo.
 ///
@@ -21,7 +22,8 @@ public final class ObservableValue<Value: Sendable> {
     @ObservationIgnored public let historyLimit: Int
     private var undoStack: [Value] = []
     private var redoStack: [Value] = []
-    @ObservationIgnored private var observers: [Int: Observer] = [:]
+    /// In registration order, which is the order they are notified in.
+    @ObservationIgnored private var observers: OrderedDictionary<Int, Observer> = [:]
     @ObservationIgnored private var nextObserverID = 0
     /// Counts values set, so a notification loop stops once an observer has set a newer value.
     @ObservationIgnored private var generation = 0
@@ -67,7 +69,7 @@ public final class ObservableValue<Value: Sendable> {
     }
 
     /// Calls `closure` at once with the current value, then with every new value, as long as
-    /// `observer` lives.
+    /// `observer` lives. Observers are called in the order they were added.
     ///
     /// - Returns: A token whose ``ObservationToken/cancel()`` ends the observation earlier.
     @discardableResult
