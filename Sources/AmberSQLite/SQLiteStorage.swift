@@ -25,16 +25,45 @@ import GRDB
 /// ## Sharing
 ///
 /// Processes sharing the file (an app and its extensions) and other `SQLiteStorage` instances in
-/// this process see each other's writes within a fraction of a second: each open key polls
-/// SQLite's `PRAGMA data_version` every 100 ms and reads only the records changed since it last looked.
+/// this process see each other's writes within a second, as changes of origin `.otherProcess`:
+/// one watcher per storage instance checks SQLite's `PRAGMA data_version` (every 100 ms after a
+/// change, slowing to every 500 ms when nothing changes), and each store then reads only the
+/// records changed since it last looked. Several transactions of another process may arrive as
+/// one change.
+///
+/// A write never works from stale values: it runs in one immediate SQLite transaction that first
+/// takes in what other writers committed (published as its own `.otherProcess` change), then
+/// resolves and writes. So `update(id:)`, `transaction`, `remove` and `Editor.save()` never
+/// overwrite another process's newer record or bring back a record it deleted.
+///
+/// ## Contention
+///
+/// While another process writes, a write waits for it: up to 10 seconds, or up to 1 second when
+/// made on the main actor, so the UI never freezes for long. A write that cannot start in that
+/// time throws ``StoreError/writeFailed(path:key:reason:)`` (SQLite's "database is locked") and
+/// changes nothing; the app may retry it.
+///
+/// A store's transaction body or update transform runs inside that SQLite transaction: writing
+/// from it to another store of the same storage throws instead of deadlocking.
 public final class SQLiteStorage: StoreStorage {
     /// The database file.
     public let path: String
     let database: DatabaseQueue
     /// Bumped on every write through this instance, so its other open keys look for changes too.
     let localWrites = LockedValue(0)
+    /// Signals this instance's open keys when the file may have changed.
+    let watcher: SQLiteWatcher
 
-    static let schemaVersion = 1
+    /// Version 2 prunes deletion rows and records a horizon; version 1 libraries would miss them.
+    static let schemaVersion = 2
+    /// A key's deletion rows are pruned every this many writes…
+    static let deletionPruningInterval: Int64 = 256
+    /// …down to those of the last this many writes; a store that last looked earlier reloads the key.
+    static let deletionHorizon: Int64 = 1_024
+    static let busyTimeout = 10_000
+    static let mainActorBusyTimeout = 1_000
+
+    static func horizonName(_ key: String) -> String { "horizon.\(key)" }
 
     /// Opens the database file at `path`, creating it (and its directory) when absent.
     ///
@@ -46,7 +75,7 @@ public final class SQLiteStorage: StoreStorage {
             throw StoreError.unreadableStorage(path: path, reason: problem)
         }
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(TimeInterval(Self.busyTimeout) / 1_000)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
@@ -64,6 +93,7 @@ public final class SQLiteStorage: StoreStorage {
         } catch {
             throw StoreError.unreadableStorage(path: path, reason: Self.reason(error))
         }
+        watcher = SQLiteWatcher(database: database, localWrites: localWrites)
     }
 
     /// Opens the records of `key`.
@@ -91,6 +121,7 @@ public final class SQLiteStorage: StoreStorage {
                 try db.execute(sql: """
                     CREATE TABLE IF NOT EXISTS amber_meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
                     INSERT OR IGNORE INTO amber_meta (name, value) VALUES ('schema', \(schemaVersion));
+                    UPDATE amber_meta SET value = \(schemaVersion) WHERE name = 'schema' AND value < \(schemaVersion);
                     CREATE TABLE IF NOT EXISTS amber_records (
                         key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
                         sequence INTEGER NOT NULL, value TEXT NOT NULL,
@@ -132,6 +163,26 @@ public final class SQLiteStorage: StoreStorage {
         else { return nil }
         let expected = pageCount * pageSize
         return Int(size) < expected ? "the file is truncated (\(size) bytes, its header says \(expected))" : nil
+    }
+
+    /// Counts a write through this instance.
+    func didWrite() {
+        localWrites.withLock { $0 += 1 }
+    }
+
+    /// Runs a write with the busy timeout for the current thread: short on the main actor.
+    func withWriteTimeout<R>(_ db: Database, _ body: () throws -> R) throws -> R {
+        guard MainQueue.isCurrent else { return try body() }
+        try db.execute(sql: "PRAGMA busy_timeout = \(Self.mainActorBusyTimeout)")
+        defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeout)") }
+        return try body()
+    }
+
+    /// A write started from inside another write on the same connection.
+    struct NestedWrite: Error, CustomStringConvertible {
+        var description: String {
+            "a write to this SQLiteStorage started inside another store's write to it (a transaction body or update transform); write after that one returns"
+        }
     }
 
     static func reason(_ error: any Error) -> String {

@@ -6,20 +6,14 @@ import GRDB
 ///
 /// Every write takes the key's next sequence number (one more than the highest stamped on its
 /// records and deletions, read from their indexes) and stamps the records it upserts and the
-/// deletions it records with it; a watcher reads what changed after the last number it saw.
-/// Deletions are kept, so the numbers never go back.
+/// deletions it records with it; a store reads what changed after the last number it saw.
+/// Deletion rows are kept for a while (see ``SQLiteStorage/deletionHorizon``) so that a store
+/// behind by fewer writes reads only the changes; one further behind reloads the key.
 final class SQLiteStorageKey: StoreStorageKey, Sendable {
     private let storage: SQLiteStorage
     private let key: String
-    private let watch = LockedValue(WatchState())
-
-    private struct WatchState {
-        /// The highest sequence number whose changes this key has (loaded, written or reported).
-        var lastSequence: Int64 = 0
-        var dataVersion: Int64?
-        var localWrites = 0
-        var timer: DispatchSourceTimer?
-    }
+    /// The highest sequence number whose changes this key has (loaded, written or reported).
+    private let lastSequence = LockedValue<Int64>(0)
 
     init(storage: SQLiteStorage, key: String) throws {
         self.storage = storage
@@ -30,110 +24,132 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
         do {
             return try storage.database.read { db in
                 let sequence = try self.sequence(db)
-                let records = try Row.fetchCursor(
-                    db, sql: "SELECT id, value FROM amber_records WHERE key = ? ORDER BY position", arguments: [key]
-                ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) }
-                let all = try Array(records)
-                watch.withLock { $0.lastSequence = sequence }
-                return all
+                let records = try self.allRecords(db)
+                lastSequence.withLock { $0 = sequence }
+                return records
             }
         } catch {
             throw StoreError.unreadableStorage(path: storage.path, reason: SQLiteStorage.reason(error))
         }
     }
 
-    func write(_ batch: StorageBatch) throws {
-        guard !batch.isEmpty else { return }
+    func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
+        var bodyError: (any Error)?
+        var written: Int64?
         do {
-            let sequence = try storage.database.write { db -> Int64 in
-                let sequence = try self.sequence(db) + 1
-                if !batch.deletions.isEmpty {
-                    let delete = try db.cachedStatement(sql: "DELETE FROM amber_records WHERE key = ? AND id = ?")
-                    let tombstone = try db.cachedStatement(
-                        sql: "INSERT OR REPLACE INTO amber_deletions (key, id, sequence) VALUES (?, ?, ?)")
-                    for id in batch.deletions {
-                        try delete.execute(arguments: [key, id])
-                        try tombstone.execute(arguments: [key, id, sequence])
+            try storage.database.unsafeReentrantWrite { db in
+                guard !db.isInsideTransaction else { throw SQLiteStorage.NestedWrite() }
+                try storage.withWriteTimeout(db) {
+                    // One immediate transaction: from reading other writers' changes to writing
+                    // ours, no other connection can commit.
+                    try db.inTransaction(.immediate) {
+                        let current = try self.sequence(db)
+                        let external = try self.changes(db, current: current)
+                        let batch: StorageBatch
+                        do {
+                            batch = try body(external)
+                        } catch {
+                            bodyError = error
+                            throw error
+                        }
+                        guard !batch.isEmpty else { return .commit }
+                        try self.write(batch, sequence: current + 1, db)
+                        written = current + 1
+                        return .commit
                     }
                 }
-                if !batch.upserts.isEmpty {
-                    var position = try Int64.fetchOne(
-                        db.cachedStatement(sql: "SELECT MAX(position) FROM amber_records WHERE key = ?"),
-                        arguments: [key]) ?? 0
-                    // An existing record keeps its position: the conflict clause leaves it alone.
-                    let upsert = try db.cachedStatement(sql: """
-                        INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
-                        ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
-                        """)
-                    for record in batch.upserts {
-                        position += 1
-                        try upsert.execute(arguments: [
-                            key, record.id, position, sequence, String(decoding: record.data, as: UTF8.self),
-                        ])
-                    }
-                }
-                return sequence
             }
-            watch.withLock { state in
-                // When nobody else wrote since we last looked, our own write needs no reporting.
-                if state.lastSequence == sequence - 1 { state.lastSequence = sequence }
-            }
-            storage.localWrites.withLock { $0 += 1 }
+            // Only once committed: a failed commit must not hide other writers' changes.
+            if let written { lastSequence.withLock { $0 = written } }
+            storage.didWrite()
         } catch {
+            if let bodyError { throw bodyError }
             throw StoreError.writeFailed(path: storage.path, key: key, reason: SQLiteStorage.reason(error))
         }
     }
 
-    func startWatching(_ signal: @escaping @Sendable () -> Void) {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "amber.sqlite-storage.\(key)"))
-        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(20))
-        timer.setEventHandler { [weak self] in
-            if self?.mayHaveExternalChanges() == true { signal() }
+    private func write(_ batch: StorageBatch, sequence: Int64, _ db: Database) throws {
+        if !batch.deletions.isEmpty {
+            let delete = try db.cachedStatement(sql: "DELETE FROM amber_records WHERE key = ? AND id = ?")
+            let tombstone = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO amber_deletions (key, id, sequence) VALUES (?, ?, ?)")
+            for id in batch.deletions {
+                try delete.execute(arguments: [key, id])
+                try tombstone.execute(arguments: [key, id, sequence])
+            }
         }
-        watch.withLock { $0.timer = timer }
-        timer.resume()
+        if !batch.upserts.isEmpty {
+            var position = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT MAX(position) FROM amber_records WHERE key = ?"),
+                arguments: [key]) ?? 0
+            // An existing record keeps its position: the conflict clause leaves it alone.
+            let upsert = try db.cachedStatement(sql: """
+                INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
+                """)
+            for record in batch.upserts {
+                position += 1
+                try upsert.execute(arguments: [
+                    key, record.id, position, sequence, String(decoding: record.data, as: UTF8.self),
+                ])
+            }
+        }
+        if sequence % SQLiteStorage.deletionPruningInterval == 0 { try pruneDeletions(before: sequence, db) }
+    }
+
+    /// Forgets deletion rows older than the horizon, and records the horizon: a store that last
+    /// looked before it cannot tell what was deleted, and reloads the key.
+    private func pruneDeletions(before sequence: Int64, _ db: Database) throws {
+        let horizon = sequence - SQLiteStorage.deletionHorizon
+        guard horizon > 0 else { return }
+        try db.execute(
+            sql: "DELETE FROM amber_deletions WHERE key = ? AND sequence <= ?", arguments: [key, horizon])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO amber_meta (name, value) VALUES (?, ?)",
+            arguments: [SQLiteStorage.horizonName(key), horizon])
+    }
+
+    func startWatching(_ signal: @escaping @Sendable () -> Void) {
+        storage.watcher.add(ObjectIdentifier(self), signal: signal)
     }
 
     func stopWatching() {
-        watch.withLock { state in
-            state.timer?.cancel()
-            state.timer = nil
-        }
-    }
-
-    /// Whether the file changed since the last look: a cheap check, made without the store's lock.
-    private func mayHaveExternalChanges() -> Bool {
-        let localWrites = storage.localWrites.withLock { $0 }
-        let dataVersion = try? storage.database.read { try Int64.fetchOne($0, sql: "PRAGMA data_version") }
-        return watch.withLock { $0.dataVersion != dataVersion || $0.localWrites != localWrites }
+        storage.watcher.remove(ObjectIdentifier(self))
     }
 
     func externalChanges() throws -> ExternalChange? {
-        let localWrites = storage.localWrites.withLock { $0 }
-        return try storage.database.read { db -> ExternalChange? in
-            let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version")
-            let (since, unchanged) = watch.withLock { state in
-                (state.lastSequence, state.dataVersion == dataVersion && state.localWrites == localWrites)
-            }
-            guard !unchanged else { return nil }
-            let sequence = try self.sequence(db)
-            var change: ExternalChange?
-            if sequence > since {
-                let deletions = try String.fetchAll(
-                    db, sql: "SELECT id FROM amber_deletions WHERE key = ? AND sequence > ?", arguments: [key, since])
-                let upserts = try Row.fetchAll(
-                    db, sql: "SELECT id, value FROM amber_records WHERE key = ? AND sequence > ? ORDER BY position",
-                    arguments: [key, since]
-                ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) }
-                if !deletions.isEmpty || !upserts.isEmpty { change = .records(upserts: upserts, deletions: deletions) }
-            }
-            watch.withLock { state in
-                state.lastSequence = max(state.lastSequence, sequence)
-                state.dataVersion = dataVersion
-                state.localWrites = localWrites
-            }
-            return change
+        try storage.database.read { db in
+            try self.changes(db, current: try self.sequence(db))
         }
+    }
+
+    /// What other writers committed after the last sequence number this key saw, up to
+    /// `current`, which becomes the last seen.
+    private func changes(_ db: Database, current: Int64) throws -> ExternalChange? {
+        let since = lastSequence.withLock { $0 }
+        guard current > since else { return nil }
+        defer { lastSequence.withLock { $0 = current } }
+        let horizon = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT value FROM amber_meta WHERE name = ?"),
+            arguments: [SQLiteStorage.horizonName(key)]) ?? 0
+        if since < horizon { return .snapshot(try allRecords(db)) }
+        let deletions = try String.fetchAll(
+            db.cachedStatement(sql: "SELECT id FROM amber_deletions WHERE key = ? AND sequence > ?"),
+            arguments: [key, since])
+        let upserts = try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT id, value FROM amber_records WHERE key = ? AND sequence > ? ORDER BY position"),
+            arguments: [key, since]
+        ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) }
+        guard !deletions.isEmpty || !upserts.isEmpty else { return nil }
+        return .records(upserts: upserts, deletions: deletions)
+    }
+
+    private func allRecords(_ db: Database) throws -> [StoredRecord] {
+        try Array(
+            Row.fetchCursor(
+                db, sql: "SELECT id, value FROM amber_records WHERE key = ? ORDER BY position", arguments: [key]
+            ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) })
     }
 
     /// The highest sequence number of this key, from the tails of two indexes.

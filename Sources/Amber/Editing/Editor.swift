@@ -52,20 +52,18 @@ public final class Editor<Value: Identifiable & Sendable & Mergeable & Immutable
     @ObservationIgnored private let isEqual = Equality.function(for: Value.self)
     @ObservationIgnored private var observation: ObservationToken?
 
-    /// Opens an edit of `value`, which `store` holds, and starts following its identity.
-    init(store: IdentityStore<Value>, value: Value) {
+    /// A save staged in a transaction by ``save(in:)``, finished when its commit arrives.
+    @ObservationIgnored private var stagedSave: (value: Value, conflicts: [String])?
+
+    /// Opens an edit of `value`, which `store` held at commit `stamp`, and follows its identity
+    /// from there: the observation was counted by `IdentityStore.beginObserving(_:)`.
+    init(store: IdentityStore<Value>, value: Value, since stamp: UInt64) {
         self.store = store
         self.id = value.id
         self.base = value
         self.value = value
-        observation = store.addObserver(self, id: id) { editor, change in
+        observation = store.insertObserver(self, id: id, since: stamp) { editor, change in
             editor.storeChanged(change)
-        }
-        // A write committed between reading `value` and registering the observer is not delivered.
-        if let stored = store[id: id] {
-            rebase(onto: stored)
-        } else {
-            isDeleted = true
         }
     }
 
@@ -102,6 +100,8 @@ public final class Editor<Value: Identifiable & Sendable & Mergeable & Immutable
         precondition(edited.id == id, "Editor.update(_:) must keep the identity (id) of the value being edited")
         value = edited
         hasEdits = true
+        stagedSave = nil
+        dropSettledConflicts()
     }
 
     /// Writes ``value`` to the store; it becomes the new ``base``.
@@ -113,8 +113,13 @@ public final class Editor<Value: Identifiable & Sendable & Mergeable & Immutable
     /// ```
     ///
     /// After a rebase this writes the merged value. A stored change that the editor has not
-    /// seen yet (one written off the main actor a moment ago) is merged in the same way rather
-    /// than overwritten. ``conflicts`` is cleared.
+    /// seen yet (one written off the main actor or by another process a moment ago) is merged in
+    /// the same way rather than overwritten; fields where that change and the local edit differ
+    /// are left in ``conflicts``, since the save kept the local edit there. Otherwise
+    /// ``conflicts`` is cleared.
+    ///
+    /// To save as part of a larger write, use ``save(in:)`` inside `store.transaction`; calling
+    /// this method there throws ``StoreError/writeInsideTransaction``.
     ///
     /// - Returns: The value written, which is now both ``base`` and ``value``.
     /// - Throws: ``StoreError/identityDeleted(id:)`` when the identity was removed from the store
@@ -122,24 +127,57 @@ public final class Editor<Value: Identifiable & Sendable & Mergeable & Immutable
     @discardableResult
     public func save() throws -> Value {
         guard !isDeleted else { throw StoreError.identityDeleted(id: "\(id)") }
-        let saved: Value
+        let saved: MergeResult<Value>
         do {
-            saved = try store.transaction { transaction in
-                guard let stored = transaction[id: id] else { throw StoreError.identityDeleted(id: "\(id)") }
-                let merged = merge(onto: stored).value
-                transaction.add(merged)
-                return merged
-            }
+            saved = try store.transaction { transaction in try staged(in: &transaction) }
         } catch StoreError.identityDeleted(let id) {
             // Removed by a write whose change has not reached the main actor yet.
             isDeleted = true
             throw StoreError.identityDeleted(id: id)
         }
+        finishSave(saved.value, conflicts: saved.conflicts)
+        return saved.value
+    }
+
+    /// Stages the save in a store transaction, so it commits with the transaction's other writes.
+    ///
+    /// ```swift
+    /// try notes.transaction { transaction in
+    ///     try editor.save(in: &transaction)
+    ///     transaction.add(otherNote)
+    /// }
+    /// ```
+    ///
+    /// The value is merged onto the transaction's view of the stored value, as ``save()`` does.
+    /// Once the transaction commits, ``base`` and ``value`` are the saved value (before
+    /// `transaction` returns, on the main actor); if it throws, the editor keeps its edits.
+    ///
+    /// - Parameter transaction: A transaction of the store this editor edits.
+    /// - Returns: The value staged.
+    /// - Throws: ``StoreError/identityDeleted(id:)`` when the transaction does not hold the identity.
+    @discardableResult
+    public func save(in transaction: inout StoreTransaction<Value>) throws -> Value {
+        guard !isDeleted else { throw StoreError.identityDeleted(id: "\(id)") }
+        let result = try staged(in: &transaction)
+        stagedSave = (result.value, result.conflicts)
+        return result.value
+    }
+
+    /// Writes the merged value into a transaction.
+    private func staged(in transaction: inout StoreTransaction<Value>) throws -> MergeResult<Value> {
+        guard let stored = transaction[id: id] else { throw StoreError.identityDeleted(id: "\(id)") }
+        let result = merge(onto: stored)
+        transaction.add(result.value)
+        // Only a stored change the editor has not shown yet can conflict here.
+        return result
+    }
+
+    private func finishSave(_ saved: Value, conflicts: [String]) {
         base = saved
         value = saved
-        conflicts = []
+        self.conflicts = conflicts
         hasEdits = false
-        return saved
+        stagedSave = nil
     }
 
     /// Drops the local edits: ``value`` goes back to ``base`` and ``conflicts`` is cleared.
@@ -153,11 +191,14 @@ public final class Editor<Value: Identifiable & Sendable & Mergeable & Immutable
         value = base
         conflicts = []
         hasEdits = false
+        stagedSave = nil
     }
 
     /// Follows the store's change of this identity.
     private func storeChanged(_ change: StoreChange<Value>) {
-        if let inserted = change.inserted.last {
+        if let staged = stagedSave, let saved = change.updated.last?.new, isEqual?(saved, staged.value) ?? true {
+            finishSave(saved, conflicts: staged.conflicts)
+        } else if let inserted = change.inserted.last {
             isDeleted = false
             rebase(onto: inserted)
         } else if let update = change.updated.last {
@@ -174,6 +215,14 @@ public final class Editor<Value: Identifiable & Sendable & Mergeable & Immutable
         base = stored
         value = result.value
         if !result.conflicts.isEmpty { conflicts = Self.union(conflicts, result.conflicts) }
+        dropSettledConflicts()
+    }
+
+    /// Drops the conflicts the user settled by giving the field the stored value.
+    private func dropSettledConflicts() {
+        guard !conflicts.isEmpty else { return }
+        let settled = conflicts.filter { FieldValues.isEqual($0, in: value, and: base) == true }
+        if !settled.isEmpty { conflicts.removeAll(where: settled.contains) }
     }
 
     /// The local edits applied on top of `stored`.

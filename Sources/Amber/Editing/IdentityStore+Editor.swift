@@ -17,7 +17,11 @@ extension IdentityStore {
     /// - Throws: ``StoreError/identityNotFound(id:)`` when the store does not hold `id`.
     @MainActor
     public func editor(id: Value.ID) throws -> Editor<Value> where Value: Mergeable & ImmutableModel {
-        guard let value = self[id: id] else { throw StoreError.identityNotFound(id: "\(id)") }
-        return Editor(store: self, value: value)
+        let (stamp, value) = beginObserving(id)
+        guard let value else {
+            endObserving()
+            throw StoreError.identityNotFound(id: "\(id)")
+        }
+        return Editor(store: self, value: value, since: stamp)
     }
 }

@@ -70,21 +70,8 @@ extension IdentityStore {
         id: Value.ID? = nil,
         using closure: @escaping @MainActor (Observer, StoreChange<Value>) -> Void
     ) -> ObservationToken {
-        let key = LockedValue<Int?>(nil)
-        let token = ObservationToken { [weak self] in
-            MainQueue.run {
-                guard let self, let registered = key.withLock({ $0 }) else { return }
-                if self.observers.remove(registered, id: id) { self.observerCountChanged(by: -1) }
-            }
-        }
-        let entry = MainActorObservers<Value>.Entry(token: token) { [weak observer] change in
-            guard let observer else { return false }
-            closure(observer, change)
-            return true
-        }
-        key.withLock { $0 = observers.insert(entry, id: id) }
-        observerCountChanged(by: 1)
-        return token
+        let stamp = beginObserving(id).stamp
+        return insertObserver(observer, id: id, since: stamp, using: closure)
     }
 
     /// An ``ObservableValue`` that follows the value of one identity: `nil` while it is absent.
@@ -92,51 +79,76 @@ extension IdentityStore {
     /// It is updated before a main-actor write returns, and soon after other writes.
     /// A write made by a main-actor observer while it is being notified is delivered right after
     /// the notification in progress, to keep every observer's view in commit order.
-    /// Updating it yourself does not write to the store.
+    /// Updating it yourself does not write to the store. When the observable value is released,
+    /// the store forgets it.
     @MainActor
     public func observable(id: Value.ID) -> ObservableValue<Value?> {
-        let observable = ObservableValue<Value?>(self[id: id])
-        addObserver(observable, id: id) { observable, change in
-            observable.update(with: change.inserted.first ?? change.updated.first?.new)
+        let (stamp, value) = beginObserving(id)
+        let observable = ObservableValue<Value?>(value)
+        let token = insertObserver(observable, id: id, since: stamp) { observable, change in
+            observable.update(with: change.inserted.last ?? change.updated.last?.new)
         }
-        // A write committed between the first read and the registration was not queued for it.
-        observable.update(with: self[id: id])
+        observable.lifetime.onEnd { token.cancel() }
         return observable
     }
 
     /// The number of main-actor observers registered, those whose owner is gone included
-    /// until the next change drops them.
+    /// until they are dropped.
     @MainActor
     var mainActorObserverCount: Int {
-        observers.count
+        delivery.observers.count
     }
 
-    private func observerCountChanged(by delta: Int) {
-        state.withLock { $0.mainActorObserverCount += delta }
+    /// Starts a main-actor observation: counts it, so commits from now on are queued for the
+    /// main actor, and reads the commit stamp and the value of `id` at that same moment.
+    ///
+    /// Follow it with ``insertObserver(_:id:since:using:)``, or with ``endObserving()``.
+    @MainActor
+    func beginObserving(_ id: Value.ID?) -> (stamp: UInt64, value: Value?) {
+        state.withLock { state in
+            state.mainActorObserverCount += 1
+            return (state.commitStamp, id.flatMap { state.values[$0] })
+        }
     }
 
-    /// Queues a committed change for main-actor observers; called in commit order, under the write lock.
-    @usableFromInline
-    func enqueueForMainActor(_ change: StoreChange<Value>) {
-        mainActorQueue.withLock { $0.pending.append(change) }
+    /// Ends an observation counted by ``beginObserving(_:)`` that was not inserted.
+    func endObserving(count: Int = 1) {
+        state.withLock { $0.mainActorObserverCount -= count }
+    }
+
+    /// Registers an observer counted by ``beginObserving(_:)``: it is handed the changes
+    /// committed after `stamp`.
+    @MainActor
+    func insertObserver<Observer: AnyObject>(
+        _ observer: Observer,
+        id: Value.ID?,
+        since stamp: UInt64,
+        using closure: @escaping @MainActor (Observer, StoreChange<Value>) -> Void
+    ) -> ObservationToken {
+        let key = LockedValue<Int?>(nil)
+        let token = ObservationToken { [weak self] in
+            MainQueue.run {
+                guard let self, let registered = key.withLock({ $0 }) else { return }
+                if self.delivery.observers.remove(registered, id: id) { self.endObserving() }
+            }
+        }
+        let entry = MainActorObservers<Value>.Entry(
+            token: token, since: stamp,
+            isAlive: { [weak observer] in observer != nil },
+            notify: { [weak observer] change in
+                guard let observer else { return false }
+                closure(observer, change)
+                return true
+            })
+        let (registered, swept) = delivery.observers.insert(entry, id: id)
+        key.withLock { $0 = registered }
+        if swept > 0 { endObserving(count: swept) }
+        return token
     }
 
     /// Delivers queued changes to main-actor observers: at once on the main actor, otherwise soon.
     @usableFromInline
     func deliverToMainActor() {
-        MainQueue.run { [weak self] in self?.drainMainActorQueue() }
-    }
-
-    @MainActor
-    private func drainMainActorQueue() {
-        // A write made by an observer queues its change; the drain already running delivers it
-        // once every observer has seen the changes before it, so nobody sees them out of order.
-        guard !observers.isDelivering else { return }
-        observers.isDelivering = true
-        defer { observers.isDelivering = false }
-        while let change = mainActorQueue.withLock({ $0.pending.popFirst() }) {
-            let dropped = observers.deliver(change)
-            if dropped > 0 { observerCountChanged(by: -dropped) }
-        }
+        delivery.deliver { [weak self] dropped in self?.endObserving(count: dropped) }
     }
 }

@@ -1,16 +1,14 @@
-import DequeModule
 import OrderedCollections
-
-/// Changes committed while main-actor observers were registered, waiting for delivery.
-struct MainActorQueue<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
-    var pending: Deque<StoreChange<Value>> = []
-}
 
 /// The main-actor observers of one store, all observers or those of one identity.
 @MainActor
 final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: Sendable {
     struct Entry {
         let token: ObservationToken
+        /// The commit stamp at registration: older changes are not delivered.
+        let since: UInt64
+        /// Whether the owner is still there.
+        let isAlive: @MainActor () -> Bool
         /// Calls the observer; `false` when its owner is gone.
         let notify: @MainActor (StoreChange<Value>) -> Bool
     }
@@ -21,28 +19,59 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
     private var all: OrderedDictionary<Int, Entry> = [:]
     private var byID: [Value.ID: OrderedDictionary<Int, Entry>] = [:]
     private var nextID = 0
+    /// Registrations after the last sweep for observers whose owner is gone.
+    private var liveAtLastSweep = 0
 
     nonisolated init() {}
 
-    var count: Int {
-        all.count + byID.values.reduce(0) { $0 + $1.count }
-    }
+    /// The number of observers registered, those whose owner is gone included until dropped.
+    private(set) var count = 0
 
-    func insert(_ entry: Entry, id: Value.ID?) -> Int {
+    /// Registers an observer.
+    ///
+    /// Observers whose owner went away are dropped when their identity next changes; so that
+    /// those of identities that never change again do not pile up, a registration that doubles
+    /// the number of entries since the last sweep sweeps them all first.
+    ///
+    /// - Returns: The observer's key, and how many dropped observers the sweep removed.
+    func insert(_ entry: Entry, id: Value.ID?) -> (key: Int, swept: Int) {
+        var swept = 0
+        if count >= max(64, 2 * liveAtLastSweep) {
+            swept = sweep()
+            liveAtLastSweep = count
+        }
         nextID += 1
+        count += 1
         if let id {
             byID[id, default: [:]][nextID] = entry
         } else {
             all[nextID] = entry
         }
-        return nextID
+        return (nextID, swept)
+    }
+
+    /// Removes the observers whose owner is gone; returns how many.
+    private func sweep() -> Int {
+        let before = count
+        all.removeAll { !$0.value.isAlive() }
+        for id in Array(byID.keys) {
+            byID[id]?.removeAll { !$0.value.isAlive() }
+            if byID[id]?.isEmpty == true { byID[id] = nil }
+        }
+        count = all.count + byID.values.reduce(0) { $0 + $1.count }
+        return before - count
     }
 
     /// Removes an observer; returns whether it was still registered.
     func remove(_ key: Int, id: Value.ID?) -> Bool {
-        guard let id else { return all.removeValue(forKey: key) != nil }
-        let removed = byID[id]?.removeValue(forKey: key) != nil
-        if byID[id]?.isEmpty == true { byID[id] = nil }
+        let removed: Bool
+        if let id {
+            removed = byID[id]?.removeValue(forKey: key) != nil
+            if byID[id]?.isEmpty == true { byID[id] = nil }
+        } else {
+            removed = all.removeValue(forKey: key) != nil
+        }
+        if removed { count -= 1 }
         return removed
     }
 
@@ -51,16 +80,16 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
     /// - Returns: How many observers were dropped because their owner is gone.
     /// - Complexity: O(*a* + *c*) for *a* observers of all identities and *c* values in the change,
     ///   whatever the number of observers of other identities.
-    func deliver(_ change: StoreChange<Value>) -> Int {
+    func deliver(_ change: StoreChange<Value>, stamp: UInt64) -> Int {
         var dropped = 0
-        for (key, entry) in all where !entry.token.isCancelled {
-            if !entry.notify(change), all.removeValue(forKey: key) != nil { dropped += 1 }
+        for (key, entry) in all where entry.since < stamp && !entry.token.isCancelled {
+            if !entry.notify(change), remove(key, id: nil) { dropped += 1 }
         }
         guard !byID.isEmpty else { return dropped }
         func notify(_ id: Value.ID, _ part: @autoclosure () -> StoreChange<Value>) {
             guard let entries = byID[id] else { return }
             let part = part()
-            for (key, entry) in entries where !entry.token.isCancelled {
+            for (key, entry) in entries where entry.since < stamp && !entry.token.isCancelled {
                 if !entry.notify(part), remove(key, id: id) { dropped += 1 }
             }
         }

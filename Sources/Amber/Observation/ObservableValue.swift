@@ -28,6 +28,8 @@ public final class ObservableValue<Value: Sendable> {
     /// Counts values set, so a notification loop stops once an observer has set a newer value.
     @ObservationIgnored private var generation = 0
     @ObservationIgnored private let isEqual = Equality.function(for: Value.self)
+    /// Ends the store observations made for this value and its `values` streams when it goes away.
+    @ObservationIgnored let lifetime = Lifetime()
 
     private struct Observer {
         let token: ObservationToken
@@ -91,13 +93,18 @@ public final class ObservableValue<Value: Sendable> {
         return token
     }
 
-    /// The current value first, then every new value; ends when the consumer stops iterating.
+    /// The current value first, then every new value.
+    ///
+    /// Ends when the consumer stops iterating, or when this observable value is released.
     public var values: AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
         let owner = StreamOwner()
         let token = addObserver(owner) { _, value in continuation.yield(value) }
-        continuation.onTermination = { _ in
+        let ending = lifetime.onEnd { continuation.finish() }
+        // Weakly: the stream must not keep the lifetime, whose end finishes the stream.
+        continuation.onTermination = { [weak lifetime] _ in
             token.cancel()
+            lifetime?.forget(ending)
             _ = owner
         }
         return stream

@@ -56,7 +56,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
         lock.withLock { records.records }
     }
 
-    func write(_ batch: StorageBatch) throws {
+    func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
         try lock.withLock {
             do {
                 try FileManager.default.createDirectory(
@@ -65,17 +65,22 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
                 throw StoreError.writeFailed(path: url.path, key: key, reason: error.localizedDescription)
             }
             try withFileLock {
-                // Another writer replaced the file since we last read it: apply the batch to what
-                // it wrote, not to our older copy, so its records are not lost.
-                var updated = records
-                let otherWriterChangedIt = FileVersion(url) != knownVersion
-                if otherWriterChangedIt {
+                // Under the file lock no other writer can replace the file: take in what the
+                // others wrote since we last looked, then write on top of it.
+                var external: ExternalChange?
+                if FileVersion(url) != knownVersion {
+                    let fresh: OrderedDictionary<String, Data>
                     do {
-                        updated = try Self.read(url).0
+                        (fresh, knownVersion) = try Self.read(url)
                     } catch {
                         throw StoreError.writeFailed(path: url.path, key: key, reason: "\(error)")
                     }
+                    external = records.changes(to: fresh)
+                    records = fresh
                 }
+                let batch = try body(external)
+                guard !batch.isEmpty else { return }
+                var updated = records
                 updated.apply(batch)
                 do {
                     try RecordDocument.encode(updated).write(to: url, options: .atomic)
@@ -83,9 +88,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
                     throw StoreError.writeFailed(path: url.path, key: key, reason: error.localizedDescription)
                 }
                 records = updated
-                // After taking in another writer's records, leave the version unknown: the next
-                // look reports the whole file, and the store learns of that writer's changes.
-                knownVersion = otherWriterChangedIt ? nil : FileVersion(url)
+                knownVersion = FileVersion(url)
             }
         }
     }
@@ -93,12 +96,17 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
     /// Runs `body` holding an exclusive lock on `<key>.json.lock`, shared by every process.
     private func withFileLock<R>(_ body: () throws -> R) throws -> R {
         let path = url.path + ".lock"
-        let descriptor = open(path, O_CREAT | O_RDWR, 0o644)
+        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw StoreError.writeFailed(path: path, key: key, reason: String(cString: strerror(errno)))
         }
         defer { close(descriptor) }
-        flock(descriptor, LOCK_EX)
+        var result = flock(descriptor, LOCK_EX)
+        while result != 0 && errno == EINTR { result = flock(descriptor, LOCK_EX) }
+        guard result == 0 else {
+            throw StoreError.writeFailed(
+                path: path, key: key, reason: "cannot lock the file: \(String(cString: strerror(errno)))")
+        }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
     }
@@ -128,9 +136,10 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
             guard version != knownVersion else { return nil }
             // A file being replaced or unreadable now is looked at again on the next tick.
             guard let (fresh, freshVersion) = try? Self.read(url) else { return nil }
+            let change = records.changes(to: fresh)
             records = fresh
             knownVersion = freshVersion
-            return .snapshot(fresh.records)
+            return change
         }
     }
 

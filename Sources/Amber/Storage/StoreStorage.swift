@@ -16,18 +16,32 @@ public protocol StoreStorage: Sendable {
 }
 
 /// The records of one key in a ``StoreStorage``, as an open store uses them.
+///
+/// A key may have other writers: other processes, or other storage instances on the same
+/// location. The store never computes a write from values it has not checked against them:
+/// ``write(_:)`` hands it what they committed, under the storage's write lock, before it
+/// resolves its own write.
 public protocol StoreStorageKey: AnyObject, Sendable {
     /// Every record of the key, in store order (the order identities were first added).
     func load() throws -> [StoredRecord]
 
-    /// Writes a batch atomically: on return it is on disk; on throw nothing of it is.
+    /// Runs one write, atomically with respect to every other writer of the key.
+    ///
+    /// Holding the storage's write lock (an SQLite write transaction, a file lock), the storage
+    /// calls `body` once with what other writers committed since this key last looked (`nil`
+    /// when nothing), then writes the batch `body` returns, if not empty. No other writer can
+    /// commit between the two, so a write computed from the values `body` sees overwrites nothing
+    /// it has not seen. On return the batch is on disk.
     ///
     /// Deletions apply first, then upserts. An upserted record keeps its position when it exists
     /// and goes last when it is new, so deleting and upserting one identity moves it last.
-    func write(_ batch: StorageBatch) throws
+    ///
+    /// - Throws: What `body` throws, unchanged (then nothing is written, but the change handed to
+    ///   `body` counts as seen); or ``StoreError`` when writing fails (then nothing of the batch is
+    ///   on disk).
+    func write(_ body: (ExternalChange?) throws -> StorageBatch) throws
 
-    /// Starts signalling that other writers (other processes, or other storage instances on
-    /// the same location) may have changed this key, until ``stopWatching()``.
+    /// Starts signalling that other writers may have changed this key, until ``stopWatching()``.
     ///
     /// The signal runs on a background thread. The store answers it by calling
     /// ``externalChanges()`` while it holds its write lock, so that what it reads from the
@@ -83,9 +97,15 @@ public struct StorageBatch: Sendable, Equatable {
     public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty }
 }
 
-/// What another writer changed in a key.
+/// What other writers changed in a key since a store last looked.
+///
+/// Several transactions of other writers may arrive as one change.
 public enum ExternalChange: Sendable, Equatable {
-    /// These records were inserted or replaced and these identities deleted.
+    /// These identities were deleted and these records inserted or replaced, in store order.
+    ///
+    /// An identity listed in both was deleted and inserted again: it moved last, among the
+    /// other new records, in the order of `upserts`. Every other upserted identity the store
+    /// already holds keeps its position.
     case records(upserts: [StoredRecord], deletions: [String])
     /// The key now holds exactly these records, in store order.
     case snapshot([StoredRecord])

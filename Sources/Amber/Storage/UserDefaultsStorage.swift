@@ -5,61 +5,130 @@ import OrderedCollections
 /// the whole store is one value, read back and written again on every write.
 ///
 /// Kept for compatibility with apps that already store their values this way. Every write
-/// re-encodes and rewrites every value of the key, so a write costs time proportional to the
-/// size of the store (about 28 ms per add at 2,000 values in the seed's design), and
-/// `UserDefaults` gives no atomicity across processes nor change reports. Prefer
-/// `SQLiteStorage` for anything beyond a few hundred small values.
+/// re-encodes and rewrites every record of the key, so a write costs time proportional to the
+/// size of the store. Prefer `SQLiteStorage` for anything beyond a few hundred small values.
 ///
 /// Each key is stored under `amber.<key>` as the same JSON document as ``FileStorage``'s.
+///
+/// ## What it guarantees
+///
+/// - **Within one process**, any number of stores and storage instances may open the same suite
+///   and key. Their writes are serialized and each applies to the newest document, so every
+///   acknowledged write is kept; each store hears the others' writes at once, as changes of
+///   origin `.otherProcess`.
+/// - **Between processes** `UserDefaults` offers no atomic read-modify-write, so two processes
+///   writing one key would drop each other's records. A key is therefore owned by one process
+///   at a time: opening it while another live process has it open throws
+///   ``StoreError/storageInUse(path:reason:)``. The process gives it up when its last store on
+///   the key goes away (or when it ends). To share stores between an app and its extensions,
+///   use `SQLiteStorage` in the app group's container.
+/// - **Durability**: a write is handed to `UserDefaults` before the store's method returns. On
+///   Apple platforms the system persists it; elsewhere it is written to disk (`synchronize()`)
+///   before the method returns.
 public struct UserDefaultsStorage: StoreStorage {
     /// The suite, or `nil` for `UserDefaults.standard`.
     public let suiteName: String?
 
-    /// Creates a storage in the standard defaults, or in a suite (an app group shared with extensions).
+    /// Creates a storage in the standard defaults, or in a suite.
     public init(suiteName: String? = nil) {
         self.suiteName = suiteName
     }
 
     /// Opens the defaults value of `key`.
     ///
-    /// - Throws: ``StoreError/unreadableStorage(path:reason:)`` when the value is not a record document.
+    /// - Throws: ``StoreError/unreadableStorage(path:reason:)`` when the value is not a record
+    ///   document; ``StoreError/storageInUse(path:reason:)`` when another process has the key open.
     public func open(key: String) throws -> any StoreStorageKey {
-        try UserDefaultsStorageKey(suiteName: suiteName, key: key)
+        try UserDefaultsStorageKey(document: UserDefaultsDocument.open(suiteName: suiteName, key: key))
     }
 }
 
-final class UserDefaultsStorageKey: StoreStorageKey, @unchecked Sendable {
-    // @unchecked: `UserDefaults` is thread safe, and `lock` serializes the read-modify-write of `write`.
+/// The records of one suite and key, shared by every storage key of this process that opens them.
+final class UserDefaultsDocument: @unchecked Sendable {
+    // @unchecked: the mutable state is only touched while `lock` is held; `UserDefaults` is thread safe.
+    private static let openDocuments = LockedValue<[String: WeakDocument]>([:])
+
+    private struct WeakDocument {
+        weak var document: UserDefaultsDocument?
+    }
+
+    let location: String
     private let defaults: UserDefaults
     private let defaultsKey: String
-    private let location: String
-    private let lock = NSLock()
+    private let ownerKey: String
+    let lock = NSLock()
+    /// The records as last written or read; this process's writes all go through here.
+    private(set) var records: OrderedDictionary<String, Data>
+    /// Counts writes, so each storage key can tell whether others wrote since it looked.
+    private(set) var generation = 0
+    private var signals: [ObjectIdentifier: @Sendable () -> Void] = [:]
 
-    init(suiteName: String?, key: String) throws {
+    /// The document of `key` in `suiteName`, opened once per process.
+    static func open(suiteName: String?, key: String) throws -> UserDefaultsDocument {
+        try openDocuments.withLock { open in
+            let name = "\(suiteName ?? "")\u{0}\(key)"
+            if let document = open[name]?.document { return document }
+            let document = try UserDefaultsDocument(suiteName: suiteName, key: key)
+            open[name] = WeakDocument(document: document)
+            return document
+        }
+    }
+
+    private init(suiteName: String?, key: String) throws {
+        defaultsKey = "amber.\(key)"
+        ownerKey = "amber.\(key).owner"
+        location = "UserDefaults\(suiteName.map { " suite \($0)" } ?? "") key \(defaultsKey)"
         guard let defaults = suiteName.map({ UserDefaults(suiteName: $0) }) ?? UserDefaults.standard else {
-            throw StoreError.unreadableStorage(path: "UserDefaults suite \(suiteName ?? "")", reason: "the suite cannot be opened")
+            throw StoreError.unreadableStorage(path: location, reason: "the suite cannot be opened")
         }
         self.defaults = defaults
-        self.defaultsKey = "amber.\(key)"
-        self.location = "UserDefaults\(suiteName.map { " suite \($0)" } ?? "") key \(defaultsKey)"
-        _ = try readAll()
+        Self.refresh(defaults)
+        records = try Self.read(defaults, key: defaultsKey, location: location)
+        try claim()
     }
 
-    func load() throws -> [StoredRecord] {
-        try readAll().records
-    }
-
-    func write(_ batch: StorageBatch) throws {
-        try lock.withLock {
-            // The seed's design: read everything, change it, write everything back.
-            var records = try readAll()
-            records.apply(batch)
-            defaults.set(RecordDocument.encode(records), forKey: defaultsKey)
+    deinit {
+        Self.refresh(defaults)
+        if defaults.object(forKey: ownerKey) as? Int == Int(getpid()) {
+            defaults.removeObject(forKey: ownerKey)
+            Self.persist(defaults)
         }
     }
 
-    private func readAll() throws -> OrderedDictionary<String, Data> {
-        guard let object = defaults.object(forKey: defaultsKey) else { return [:] }
+    /// Makes this process the key's one writer, unless another live process is.
+    private func claim() throws {
+        let me = Int(getpid())
+        if let owner = defaults.object(forKey: ownerKey) as? Int, owner != me, Self.isRunning(owner) {
+            throw StoreError.storageInUse(
+                path: location,
+                reason: "process \(owner) has it open, and UserDefaults cannot keep two processes' writes; "
+                    + "share stores between processes with SQLiteStorage")
+        }
+        defaults.set(me, forKey: ownerKey)
+        Self.persist(defaults)
+    }
+
+    private static func isRunning(_ pid: Int) -> Bool {
+        kill(pid_t(pid), 0) == 0 || errno == EPERM
+    }
+
+    /// Writes a batch on top of the newest records; called with `lock` held.
+    func write(_ batch: StorageBatch, signalling writer: ObjectIdentifier) throws {
+        var updated = records
+        updated.apply(batch)
+        defaults.set(RecordDocument.encode(updated), forKey: defaultsKey)
+        Self.persist(defaults)
+        records = updated
+        generation += 1
+        for (key, signal) in signals where key != writer { signal() }
+    }
+
+    func setSignal(_ signal: (@Sendable () -> Void)?, for key: ObjectIdentifier) {
+        lock.withLock { signals[key] = signal }
+    }
+
+    private static func read(_ defaults: UserDefaults, key: String, location: String) throws -> OrderedDictionary<String, Data> {
+        guard let object = defaults.object(forKey: key) else { return [:] }
         guard let data = object as? Data else {
             throw StoreError.unreadableStorage(path: location, reason: "the value is not data")
         }
@@ -68,5 +137,76 @@ final class UserDefaultsStorageKey: StoreStorageKey, @unchecked Sendable {
         } catch {
             throw StoreError.unreadableStorage(path: location, reason: error.reason)
         }
+    }
+
+    /// Reads what other processes wrote to the suite; Apple's defaults are always current.
+    private static func refresh(_ defaults: UserDefaults) {
+        #if !canImport(Darwin)
+        defaults.synchronize()
+        #endif
+    }
+
+    /// Puts the suite on disk; Apple's defaults persist by themselves.
+    private static func persist(_ defaults: UserDefaults) {
+        #if !canImport(Darwin)
+        defaults.synchronize()
+        #endif
+    }
+}
+
+/// One store's view of a ``UserDefaultsDocument``.
+final class UserDefaultsStorageKey: StoreStorageKey, @unchecked Sendable {
+    // @unchecked: `known` and `knownGeneration` are only touched while the document's lock is held.
+    private let document: UserDefaultsDocument
+    private var known: OrderedDictionary<String, Data> = [:]
+    private var knownGeneration = 0
+
+    init(document: UserDefaultsDocument) {
+        self.document = document
+    }
+
+    deinit {
+        document.setSignal(nil, for: ObjectIdentifier(self))
+    }
+
+    func load() throws -> [StoredRecord] {
+        document.lock.withLock {
+            known = document.records
+            knownGeneration = document.generation
+            return known.records
+        }
+    }
+
+    func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
+        try document.lock.withLock {
+            let batch = try body(takeChanges())
+            guard !batch.isEmpty else { return }
+            try document.write(batch, signalling: ObjectIdentifier(self))
+            known = document.records
+            knownGeneration = document.generation
+        }
+    }
+
+    func startWatching(_ signal: @escaping @Sendable () -> Void) {
+        // The other writers are in this process: they signal at once, on a queue of their own.
+        let queue = DispatchQueue(label: "amber.user-defaults-storage")
+        document.setSignal({ queue.async(execute: signal) }, for: ObjectIdentifier(self))
+    }
+
+    func stopWatching() {
+        document.setSignal(nil, for: ObjectIdentifier(self))
+    }
+
+    func externalChanges() throws -> ExternalChange? {
+        document.lock.withLock { takeChanges() }
+    }
+
+    /// What other writers changed since this key last looked; called with the document's lock held.
+    private func takeChanges() -> ExternalChange? {
+        guard knownGeneration != document.generation else { return nil }
+        let change = known.changes(to: document.records)
+        known = document.records
+        knownGeneration = document.generation
+        return change
     }
 }

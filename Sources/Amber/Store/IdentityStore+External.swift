@@ -1,70 +1,123 @@
+import OrderedCollections
+
 extension IdentityStore {
     /// Reads what other writers changed in the storage and applies it as one change of origin
-    /// `.otherProcess`.
+    /// `.otherProcess`; the answer to the storage's signal.
     ///
     /// Reading and applying happen under the write lock, so a local write can neither slip
     /// between them (and be overwritten by older data) nor be read back as someone else's.
     func applyExternalChanges() {
         guard let persistence else { return }
-        _ = try? commit(origin: .otherProcess, persist: false) { transaction in
-            guard let change = try persistence.storage.externalChanges() else { return }
-            applyExternal(change, to: &transaction, persistence: persistence)
+        let queued = try? writeLock.withLock { writer -> Bool in
+            guard let change = try persistence.storage.externalChanges() else { return false }
+            return takeIn(change, writer: &writer)
+        }
+        if queued == true { deliverToMainActor() }
+    }
+
+    /// Applies what other writers committed to memory and publishes it as its own change of
+    /// origin `.otherProcess`; called under the write lock.
+    ///
+    /// Memory ends in the storage's order: an identity deleted and inserted again moves last.
+    /// A value whose record no longer decodes (a newer model wrote it) leaves memory and is listed
+    /// in ``undecodable``, so no later edit overwrites the newer record with the old shape.
+    ///
+    /// - Returns: Whether the change was queued for main-actor observers.
+    @usableFromInline
+    func takeIn(_ external: ExternalChange, writer: inout WriterState<Value.ID>) -> Bool {
+        guard let persistence else { return false }
+        // Planned in a scope of its own, so the store's values are no longer shared when applied.
+        let (change, apply) = plan(external, persistence: persistence, writer: &writer)
+        return publish(change, apply: apply)
+    }
+
+    private func plan(
+        _ external: ExternalChange, persistence: Persistence<Value>, writer: inout WriterState<Value.ID>
+    ) -> (StoreChange<Value>, (inout StoreState<Value>) -> Void) {
+        let current = state.withLock { $0.values }
+        switch external {
+        case .snapshot(let records):
+            let loaded = persistence.reconcile(records, isEqual: isEqual)
+            writer.recordIDs = loaded.recordIDs
+            var inserted: [Value] = []
+            var updated: [StoreChange<Value>.Update] = []
+            for (id, value) in loaded.values {
+                if let old = current[id] {
+                    if isEqual?(old, value) != true { updated.append(.init(old: old, new: value)) }
+                } else {
+                    inserted.append(value)
+                }
+            }
+            let removed = current.values.filter { loaded.values[$0.id] == nil }
+            let change = StoreChange(inserted: inserted, updated: updated, removed: removed, origin: .otherProcess)
+            return (change, { state in
+                state.values = loaded.values
+                state.undecodable = loaded.undecodable
+            })
+        case .records(let upserts, let deletions):
+            return planRecords(upserts: upserts, deletions: deletions, current: current, persistence: persistence, writer: &writer)
         }
     }
 
-    private func applyExternal(
-        _ change: ExternalChange, to transaction: inout StoreTransaction<Value>, persistence: Persistence<Value>
-    ) {
-        let records: [StoredRecord]
-        let deletions: Set<String>
-        let isSnapshot: Bool
-        switch change {
-        case .records(let upserts, let deleted):
-            (records, deletions, isSnapshot) = (upserts, Set(deleted), false)
-        case .snapshot(let all):
-            (records, deletions, isSnapshot) = (all, [], true)
+    private func planRecords(
+        upserts: [StoredRecord], deletions: [String], current: OrderedDictionary<Value.ID, Value>,
+        persistence: Persistence<Value>, writer: inout WriterState<Value.ID>
+    ) -> (StoreChange<Value>, (inout StoreState<Value>) -> Void) {
+        // Identities whose record was deleted; those upserted again below moved last.
+        var deleted: OrderedDictionary<Value.ID, Value> = [:]
+        for recordID in deletions {
+            guard let id = persistence.identity(ofRecord: recordID, writer.recordIDs), let value = current[id],
+                persistence.storedID(id, writer.recordIDs) == recordID
+            else { continue }
+            deleted[id] = value
+            writer.recordIDs.remove(id)
         }
-        var decoded: [Value] = []
+        var holders = current
+        for id in deleted.keys { holders.removeValue(forKey: id) }
+        var placed: [(value: Value, moved: Bool)] = []
         var failures: [UndecodableRecord] = []
-        for record in records {
-            do {
-                decoded.append(try persistence.decode(record.data))
-            } catch {
-                failures.append(UndecodableRecord(id: record.id, data: record.data, reason: "\(error)"))
-            }
-        }
-        // A value whose record now fails to decode (a newer model wrote it) leaves memory, so no
-        // later edit overwrites the newer record with the old shape.
-        let gone = deletions.union(failures.map(\.id))
-        let present = Set(records.map(\.id))
-        if isSnapshot || !gone.isEmpty {
-            for id in transaction.base.keys {
-                let recordID = persistence.recordID(id)
-                if gone.contains(recordID) || (isSnapshot && !present.contains(recordID)) {
-                    transaction.remove(id: id)
+        for record in upserts {
+            switch persistence.place(record, holders: holders, recordIDs: writer.recordIDs) {
+            case .value(let value, let odd):
+                if odd { writer.recordIDs.set(record.id, for: value.id) }
+                holders[value.id] = value
+                placed.append((value, deleted.removeValue(forKey: value.id) != nil))
+            case .undecodable(let entry):
+                failures.append(entry)
+                // The record of a value in memory now holds something this model cannot read.
+                if let id = persistence.identity(ofRecord: record.id, writer.recordIDs), let value = holders[id],
+                    persistence.storedID(id, writer.recordIDs) == record.id
+                {
+                    holders.removeValue(forKey: id)
+                    writer.recordIDs.remove(id)
+                    if current[id] != nil { deleted[id] = value }
+                    placed.removeAll { $0.value.id == id }
                 }
             }
         }
-        for value in decoded { transaction.add(value) }
-        let touched = present.union(deletions)
-        state.withLock { state in
-            if isSnapshot {
-                state.undecodable = failures
+        var inserted: [Value] = []
+        var updated: [StoreChange<Value>.Update] = []
+        var latest: OrderedDictionary<Value.ID, (value: Value, moved: Bool)> = [:]
+        for entry in placed { latest[entry.value.id] = entry }
+        for (id, entry) in latest {
+            if let old = current[id] {
+                if isEqual?(old, entry.value) != true { updated.append(.init(old: old, new: entry.value)) }
             } else {
-                state.undecodable.removeAll { touched.contains($0.id) }
-                state.undecodable += failures
+                inserted.append(entry.value)
             }
         }
-    }
-
-    /// Forgets undecodable records that a local write has just replaced or deleted on disk.
-    @usableFromInline
-    func forgetUndecodable(touchedBy batch: StorageBatch) {
-        state.withLock { state in
-            guard !state.undecodable.isEmpty else { return }
-            let touched = Set(batch.upserts.map(\.id)).union(batch.deletions)
-            state.undecodable.removeAll { touched.contains($0.id) }
-        }
+        let removed = Array(deleted.values)
+        let touched = Set(deletions).union(upserts.map(\.id))
+        let change = StoreChange(inserted: inserted, updated: updated, removed: removed, origin: .otherProcess)
+        return (change, { state in
+            for value in removed { state.values.removeValue(forKey: value.id) }
+            for (id, entry) in latest {
+                if entry.moved { state.values.removeValue(forKey: id) }
+                state.values[id] = entry.value
+            }
+            if !touched.isEmpty { state.undecodable.removeAll { touched.contains($0.id) } }
+            state.undecodable += failures
+        })
     }
 
     /// Turns undecodable records into values, in one transaction.
@@ -75,27 +128,25 @@ extension IdentityStore {
     /// }
     /// ```
     ///
+    /// Runs as one write: `transform` sees the undecodable records as they are once other
+    /// writers' changes are taken in, and no other write comes between it and the write.
+    /// Each recovered record is replaced by the value, stored under the value's identity; a value
+    /// new to the store goes last, on disk as in memory.
+    ///
     /// - Parameter transform: Returns the value for a record, or `nil` to leave the record as it is.
-    ///   The value must have the record's identity.
     /// - Throws: What `transform` throws, or ``StoreError`` when persisting fails; then nothing changed.
     public func recover(_ transform: (UndecodableRecord) throws -> Value?) throws {
-        guard let persistence else { return }
-        var recovered: [(id: String, value: Value)] = []
-        for record in undecodable {
-            guard let value = try transform(record) else { continue }
-            precondition(
-                persistence.recordID(value.id) == record.id,
-                "IdentityStore.recover(_:) must return a value with the record's identity \(record.id)"
-            )
-            recovered.append((record.id, value))
+        guard persistence != nil else { return }
+        try commit { values, writes in
+            var transaction = StoreTransaction(base: values)
+            var recovered: [String] = []
+            for record in state.withLock({ $0.undecodable }) {
+                guard let value = try transform(record) else { continue }
+                transaction.add(value)
+                recovered.append(record.id)
+            }
+            writes = transaction.resolved(isEqual: isEqual)
+            writes.recordDeletions = recovered
         }
-        guard !recovered.isEmpty else { return }
-        // A recovered value is new to the store, which puts it last: its record moves last too,
-        // so a reopened store keeps the same order. Records left alone are not touched.
-        try commit(movingLast: recovered.map(\.id)) { transaction in
-            for (_, value) in recovered { transaction.add(value) }
-        }
-        let ids = Set(recovered.map(\.id))
-        state.withLock { $0.undecodable.removeAll { ids.contains($0.id) } }
     }
 }

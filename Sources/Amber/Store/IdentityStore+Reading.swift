@@ -1,16 +1,17 @@
 extension IdentityStore {
     /// Every value, in the order identities were first added; an update keeps the position.
     ///
-    /// - Complexity: O(*n*), outside the store's lock.
+    /// - Complexity: O(*n*): a copy made under the store's lock, so that no write ever has to
+    ///   copy the store because a reader still shares its storage.
     public var all: [Value] {
-        Array(state.withLock { $0.values }.values)
+        state.withLock { $0.values.values.withUnsafeBufferPointer { Array($0) } }
     }
 
     /// Every identity, in the order of ``all``.
     ///
-    /// - Complexity: O(*n*), outside the store's lock.
+    /// - Complexity: O(*n*), a copy made under the store's lock, like ``all``.
     public var ids: [Value.ID] {
-        Array(state.withLock { $0.values }.keys)
+        state.withLock { $0.values.keys.map { $0 } }
     }
 
     /// The number of identities in the store.
@@ -44,10 +45,10 @@ extension IdentityStore {
     /// timeline = notes.refreshed(timeline)
     /// ```
     ///
-    /// - Complexity: O(*m*) for *m* values, under one short lock.
+    /// - Complexity: O(*m*) for *m* values, under one lock.
     public func refreshed(_ values: some Sequence<Value>) -> [Value] {
-        let current = state.withLock { $0.values }
-        return values.compactMap { current[$0.id] }
+        let ids = values.map(\.id)
+        return state.withLock { state in ids.compactMap { state.values[$0] } }
     }
 
     /// Stored records that no longer decode as `Value`; they stay on disk untouched.

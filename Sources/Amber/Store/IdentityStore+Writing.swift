@@ -101,15 +101,13 @@ extension IdentityStore {
         try commit(body).result
     }
 
-    /// Runs a transaction body through ``commit(origin:persist:movingLast:resolve:)``.
+    /// Runs a transaction body through ``commit(origin:resolve:)``.
     @inlinable @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
-        persist: Bool = true,
-        movingLast: [String] = [],
         _ body: (inout StoreTransaction<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
-        try commit(origin: origin, persist: persist, movingLast: movingLast) { values, writes in
+        try commit(origin: origin) { values, writes in
             var transaction = StoreTransaction(base: values)
             let result = try body(&transaction)
             writes = transaction.resolved(isEqual: isEqual)
@@ -117,8 +115,12 @@ extension IdentityStore {
         }
     }
 
-    /// The one write path: resolve the writes against the current values, persist them,
-    /// publish them, notify.
+    /// The one write path: take in what other writers committed, resolve the writes against the
+    /// current values, persist them, publish them, notify.
+    ///
+    /// For a persistent store, everything from taking in other writers' changes to persisting
+    /// happens inside one storage write (one SQLite transaction, one file lock), so no other
+    /// writer's commit can come between the values `resolve` reads and the write it makes.
     ///
     /// - Parameter resolve: Given the current values, fills in the net writes and returns a result.
     ///   It must not keep the values: applying the writes then mutates them in place.
@@ -128,42 +130,91 @@ extension IdentityStore {
     @inlinable @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
-        persist: Bool = true,
-        movingLast: [String] = [],
         resolve: (OrderedDictionary<Value.ID, Value>, inout ResolvedWrites<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
         var change: StoreChange<Value>?
-        var notifyMainActor = false
-        let result = try writeLock.withLock { () throws -> R in
+        var queued = false
+        let result = try writeLock.withLock { writer throws -> R in
             var writes = ResolvedWrites<Value>()
-            let result = try resolve(state.withLock { $0.values }, &writes)
-            guard !writes.isEmpty else { return result }
-            if persist, let persistence {
-                let batch = try persistence.batch(for: writes, movingLast: movingLast)
-                try persistence.storage.write(batch)
-                forgetUndecodable(touchedBy: batch)
+            let result: R
+            var forgotten: Set<String> = []
+            if let persistence {
+                result = try persist(persistence, writer: &writer, writes: &writes, forgotten: &forgotten, queued: &queued) {
+                    try resolve($0, &$1)
+                }
+            } else {
+                result = try resolve(state.withLock { $0.values }, &writes)
             }
+            guard !writes.isEmpty else { return result }
             let committed = StoreChange(
                 inserted: writes.inserted, updated: writes.updated, removed: writes.removed, origin: origin
             )
-            // Published and handed to async subscribers under the write lock, so they see commit order.
-            notifyMainActor = state.withLock { state in
+            if publish(committed, apply: { state in
                 writes.apply(to: &state.values)
-                for continuation in state.changeSubscribers.values { continuation.yield(committed) }
-                if !state.valueSubscribers.isEmpty {
-                    for (id, value) in committed.latestValues {
-                        guard let subscribers = state.valueSubscribers[id] else { continue }
-                        for continuation in subscribers.values { continuation.yield(value) }
-                    }
-                }
-                return state.mainActorObserverCount > 0
+                if !forgotten.isEmpty { state.undecodable.removeAll { forgotten.contains($0.id) } }
+            }) {
+                queued = true
             }
-            if notifyMainActor { enqueueForMainActor(committed) }
-            change = committed
+            change = committed.isEmpty ? nil : committed
             return result
         }
         // Outside the write lock: main-actor observers may write to the store.
-        if notifyMainActor { deliverToMainActor() }
+        if queued { deliverToMainActor() }
         return (result, change)
+    }
+
+    /// Resolves and persists a write inside one storage write, after taking in other writers' changes.
+    ///
+    /// - Parameter forgotten: Set to the undecodable records the write replaced or deleted.
+    @usableFromInline
+    func persist<R>(
+        _ persistence: Persistence<Value>,
+        writer: inout WriterState<Value.ID>,
+        writes: inout ResolvedWrites<Value>,
+        forgotten: inout Set<String>,
+        queued: inout Bool,
+        resolve: (OrderedDictionary<Value.ID, Value>, inout ResolvedWrites<Value>) throws -> R
+    ) throws -> R {
+        var result: R?
+        var batch = StorageBatch()
+        try persistence.storage.write { external in
+            if let external, takeIn(external, writer: &writer) { queued = true }
+            result = try resolve(state.withLock { $0.values }, &writes)
+            guard !writes.isEmpty else { return StorageBatch() }
+            let undecodable = state.withLock { state in
+                state.undecodable.isEmpty ? [] : Set(state.undecodable.map(\.id))
+            }
+            batch = try persistence.batch(for: writes, recordIDs: writer.recordIDs, undecodable: undecodable)
+            return batch
+        }
+        for value in writes.removed { writer.recordIDs.remove(value.id) }
+        forgotten = Set(batch.upserts.map(\.id)).union(batch.deletions)
+        // `result` is set: `write` runs its body once or throws.
+        return result!
+    }
+
+    /// Applies a committed change to the state and hands it to subscribers, under the state lock,
+    /// and queues it for main-actor observers; called in commit order, under the write lock.
+    ///
+    /// - Parameter apply: Brings the state to the change's outcome.
+    /// - Returns: Whether the change was queued for main-actor observers.
+    @inlinable
+    func publish(_ committed: StoreChange<Value>, apply: (inout StoreState<Value>) -> Void) -> Bool {
+        let stamp = state.withLock { state -> UInt64? in
+            apply(&state)
+            guard !committed.isEmpty else { return nil }
+            state.commitStamp &+= 1
+            for continuation in state.changeSubscribers.values { continuation.yield(committed) }
+            if !state.valueSubscribers.isEmpty {
+                for (id, value) in committed.latestValues {
+                    guard let subscribers = state.valueSubscribers[id] else { continue }
+                    for continuation in subscribers.values { continuation.yield(value) }
+                }
+            }
+            return state.mainActorObserverCount > 0 ? state.commitStamp : nil
+        }
+        guard let stamp else { return false }
+        delivery.enqueue(committed, stamp: stamp)
+        return true
     }
 }

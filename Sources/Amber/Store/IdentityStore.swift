@@ -22,10 +22,9 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
     /// What readers see; its lock is held only for in-memory work.
     @usableFromInline let state: LockedValue<StoreState<Value>>
     /// Serializes writers, and is held while they persist, so reads never wait for I/O.
-    @usableFromInline let writeLock = WriteLock()
-    /// Changes waiting for main-actor observers, in commit order.
-    let mainActorQueue = LockedValue(MainActorQueue<Value>())
-    let observers: MainActorObservers<Value>
+    @usableFromInline let writeLock = WriteLock(WriterState<Value.ID>())
+    /// Hands committed changes to main-actor observers.
+    @usableFromInline let delivery = MainActorDelivery<Value>()
     @usableFromInline let persistence: Persistence<Value>?
     @usableFromInline let isEqual: (@Sendable (Value, Value) -> Bool)?
 
@@ -34,7 +33,6 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
         state = LockedValue(StoreState())
         persistence = nil
         isEqual = Equality.function(for: Value.self)
-        observers = MainActorObservers()
     }
 
     /// Opens the store that `key` holds in `storage`, loading its values.
@@ -51,19 +49,14 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
     /// - Throws: ``StoreError`` when the storage cannot be read.
     public init(key: String, storage: any StoreStorage) throws where Value: Codable, Value.ID: Codable {
         let persistence = Persistence<Value>(key: key, storage: try storage.open(key: key))
+        let loaded = persistence.reconcile(try persistence.storage.load(), isEqual: nil)
         var initial = StoreState<Value>()
-        for record in try persistence.storage.load() {
-            do {
-                let value = try persistence.decode(record.data)
-                initial.values[value.id] = value
-            } catch {
-                initial.undecodable.append(UndecodableRecord(id: record.id, data: record.data, reason: "\(error)"))
-            }
-        }
+        initial.values = loaded.values
+        initial.undecodable = loaded.undecodable
         self.state = LockedValue(initial)
         self.persistence = persistence
         self.isEqual = Equality.function(for: Value.self)
-        self.observers = MainActorObservers()
+        try? writeLock.withLock { $0.recordIDs = loaded.recordIDs }
         persistence.storage.startWatching { [weak self] in
             self?.applyExternalChanges()
         }
@@ -84,11 +77,16 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
 @usableFromInline
 struct StoreState<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
     @usableFromInline var values: OrderedDictionary<Value.ID, Value> = [:]
-    var undecodable: [UndecodableRecord] = []
+    @usableFromInline var undecodable: [UndecodableRecord] = []
     @usableFromInline var changeSubscribers: [Int: AsyncStream<StoreChange<Value>>.Continuation] = [:]
     @usableFromInline var valueSubscribers: [Value.ID: [Int: AsyncStream<Value?>.Continuation]] = [:]
     var nextSubscriberID = 0
-    /// Main-actor observers registered; when zero, commits skip the main-actor queue.
+    /// Counts committed changes: the stamp of the newest one. An observer registered at stamp
+    /// *s* is handed only changes stamped after *s*.
+    @usableFromInline var commitStamp: UInt64 = 0
+    /// Main-actor observers registered. It lives here, not in ``MainActorDelivery``, so that a
+    /// registration (count, stamp and current value) and a commit (values, stamp, whether to
+    /// queue for the main actor) each happen under this one lock and always agree.
     @usableFromInline var mainActorObserverCount = 0
 
     mutating func makeSubscriberID() -> Int {
@@ -97,27 +95,39 @@ struct StoreState<Value: Identifiable & Sendable>: Sendable where Value.ID: Send
     }
 }
 
-/// The lock that serializes an ``IdentityStore``'s writers.
+/// What only the writer holding an ``IdentityStore``'s write lock reads or changes.
 @usableFromInline
-final class WriteLock: @unchecked Sendable {
-    // @unchecked: `isHeld` is only touched by the thread holding `lock`.
-    @usableFromInline let lock = NSRecursiveLock()
-    @usableFromInline var isHeld = false
+struct WriterState<ID: Hashable & Sendable>: Sendable {
+    /// Stored record ids that differ from the store's own mapping of their identity.
+    @usableFromInline var recordIDs = RecordIDs<ID>()
 
     @usableFromInline init() {}
+}
 
+/// The lock that serializes an ``IdentityStore``'s writers, and the state only they touch.
+@usableFromInline
+final class WriteLock<State>: @unchecked Sendable {
+    // @unchecked: `isHeld` and `state` are only touched by the thread holding `lock`.
+    @usableFromInline let lock = NSRecursiveLock()
+    @usableFromInline var isHeld = false
+    @usableFromInline var state: State
+
+    @usableFromInline init(_ state: State) {
+        self.state = state
+    }
+
+    /// Runs `body` as the one writer.
+    ///
+    /// - Throws: ``StoreError/writeInsideTransaction`` when this thread already holds the lock:
+    ///   a write from inside the store's own transaction, update or recovery.
     @inlinable
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    func withLock<R>(_ body: (inout State) throws -> R) throws -> R {
+        // Recursive, so a nested write on the same thread is reported instead of deadlocking.
         lock.lock()
-        precondition(
-            !isHeld,
-            "An IdentityStore was written to from inside its own transaction or update; write through the transaction instead"
-        )
+        defer { lock.unlock() }
+        guard !isHeld else { throw StoreError.writeInsideTransaction }
         isHeld = true
-        defer {
-            isHeld = false
-            lock.unlock()
-        }
-        return try body()
+        defer { isHeld = false }
+        return try body(&state)
     }
 }

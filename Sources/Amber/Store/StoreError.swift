@@ -11,6 +11,12 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     case writeFailed(path: String, key: String, reason: String)
     /// A value of `key` could not be encoded as JSON; nothing was written.
     case encodingFailed(key: String, id: String, reason: String)
+    /// The store was written to from inside one of its own writes: a transaction's body, an
+    /// `update(id:)` transform or a `recover` transform. Write through the transaction instead
+    /// (an ``Editor`` saves into one with ``Editor/save(in:)``). Nothing was written.
+    case writeInsideTransaction
+    /// The storage at `path` is in use by another process and cannot be shared with it safely.
+    case storageInUse(path: String, reason: String)
 
     /// A sentence naming the identity, key or file involved and the cause.
     public var description: String {
@@ -25,6 +31,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             "cannot write key '\(key)' to \(path): \(reason)"
         case .encodingFailed(let key, let id, let reason):
             "cannot encode the value with id \(id) for key '\(key)': \(reason)"
+        case .writeInsideTransaction:
+            "a store was written to from inside one of its own transactions, updates or recoveries; write through the transaction instead"
+        case .storageInUse(let path, let reason):
+            "the store at \(path) is in use by another process: \(reason)"
         }
     }
 }

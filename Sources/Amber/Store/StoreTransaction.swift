@@ -73,10 +73,16 @@ struct ResolvedWrites<Value: Identifiable & Sendable> {
     @usableFromInline var inserted: [Value] = []
     @usableFromInline var updated: [StoreChange<Value>.Update] = []
     @usableFromInline var removed: [Value] = []
+    /// Stored records to delete that hold no value of the store (recovered undecodable records).
+    @usableFromInline var recordDeletions: [String] = []
 
     @inlinable init() {}
 
-    @inlinable var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && removed.isEmpty }
+    /// Whether the commit changes no value.
+    @inlinable var changesNoValue: Bool { inserted.isEmpty && updated.isEmpty && removed.isEmpty }
+
+    /// Whether the commit writes nothing at all.
+    @inlinable var isEmpty: Bool { changesNoValue && recordDeletions.isEmpty }
 
     /// Applies the writes to a state, keeping the position of updated identities.
     @inlinable

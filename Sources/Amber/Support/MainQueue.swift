@@ -4,14 +4,14 @@ import Dispatch
 ///
 /// `Thread.isMainThread` is not a reliable test: on Linux under `swift test` it is `false`
 /// on the main actor. A `DispatchSpecificKey` set on the main queue is.
-enum MainQueue {
+package enum MainQueue {
     private static let key: DispatchSpecificKey<Bool> = {
         let key = DispatchSpecificKey<Bool>()
         DispatchQueue.main.setSpecific(key: key, value: true)
         return key
     }()
 
-    static var isCurrent: Bool {
+    package static var isCurrent: Bool {
         DispatchQueue.getSpecific(key: key) == true
     }
 
