@@ -12,16 +12,9 @@ fileprivate struct TimelineNote: Identifiable, Hashable, Codable, Sendable {
 }
 
 @MainActor
-@Test(arguments: StoreFixture.all.map(\.name))
-func vesperTagRename(_ storage: String) throws {
-    let notes: IdentityStore<TimelineNote> = try {
-        switch storage {
-        case "memory": return IdentityStore()
-        case "file": return try IdentityStore(key: "notes", storage: FileStorage(directory: temporaryDirectory()))
-        case "userDefaults": return try IdentityStore(key: "notes", storage: UserDefaultsStorage(suiteName: "vesper-\(storage)-\(UInt64.random(in: 0...UInt64.max))"))
-        default: return try IdentityStore(key: "notes", storage: SQLiteStorage(path: temporaryDirectory().appendingPathComponent("n.sqlite").path))
-        }
-    }()
+@Test(arguments: StoreFixture.all)
+func vesperTagRename(_ fixture: StoreFixture) throws {
+    let notes = try fixture.make(TimelineNote.self, key: "notes").store
     let dessert = TimelineNote(id: "1", title: "Sundae", tags: ["ice cream"])
     let errands = TimelineNote(id: "2", title: "Errands", tags: ["shopping"])
     let walk = TimelineNote(id: "3", title: "Walk", tags: [])

@@ -15,6 +15,7 @@ final class MainActorDelivery<Value: Identifiable & Sendable>: Sendable where Va
     private struct Queue {
         var pending: Deque<(stamp: UInt64, change: StoreChange<Value>)> = []
         var isDrainScheduled = false
+        var drainsScheduled = 0
     }
 
     @usableFromInline init() {}
@@ -34,8 +35,10 @@ final class MainActorDelivery<Value: Identifiable & Sendable>: Sendable where Va
             return
         }
         let schedule = queue.withLock { queue in
-            defer { queue.isDrainScheduled = true }
-            return !queue.isDrainScheduled
+            guard !queue.isDrainScheduled else { return false }
+            queue.isDrainScheduled = true
+            queue.drainsScheduled += 1
+            return true
         }
         guard schedule else { return }
         Task { @MainActor in self.drain(dropped: dropped) }
@@ -53,6 +56,11 @@ final class MainActorDelivery<Value: Identifiable & Sendable>: Sendable where Va
             let count = observers.deliver(next.change, stamp: next.stamp)
             if count > 0 { dropped(count) }
         }
+    }
+
+    /// How many drains were scheduled so far.
+    var drainsScheduled: Int {
+        queue.withLock { $0.drainsScheduled }
     }
 
     /// The number of changes waiting for the main actor.

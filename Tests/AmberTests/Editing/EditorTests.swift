@@ -40,24 +40,6 @@ fileprivate struct Counter: Identifiable, Sendable, Mergeable, ImmutableModel {
     }
 }
 
-/// A kind of note store the Vesper story runs against.
-fileprivate struct NoteStoreFixture: CustomTestStringConvertible, Sendable {
-    let name: String
-    let make: @Sendable () throws -> IdentityStore<VesperNote>
-
-    var testDescription: String { name }
-
-    static let all = [
-        NoteStoreFixture(name: "memory") { IdentityStore() },
-        NoteStoreFixture(name: "file") {
-            try IdentityStore(key: "notes", storage: FileStorage(directory: temporaryDirectory()))
-        },
-        NoteStoreFixture(name: "userDefaults") {
-            try IdentityStore(key: "notes", storage: UserDefaultsStorage(suiteName: "amber-tests-\(UUID().uuidString)"))
-        },
-    ]
-}
-
 @MainActor
 @Suite struct EditorTests {
     @Test(arguments: StoreFixture.all)
@@ -298,9 +280,9 @@ fileprivate struct NoteStoreFixture: CustomTestStringConvertible, Sendable {
         #expect(!editor.hasChanges)
     }
 
-    @Test(arguments: NoteStoreFixture.all)
-    fileprivate func vesperTagRenameReachesTheNoteBeingEdited(_ fixture: NoteStoreFixture) throws {
-        let notes = try fixture.make()
+    @Test(arguments: StoreFixture.all)
+    func vesperTagRenameReachesTheNoteBeingEdited(_ fixture: StoreFixture) throws {
+        let notes = try fixture.make(VesperNote.self, key: "notes").store
         let groceries = VesperNote(id: "1", title: "Shopping", text: "Milk, eggs", tags: ["errands", "ice cream"])
         let recipe = VesperNote(id: "2", title: "Sundae", text: "Two scoops", tags: ["ice cream"])
         try notes.add(contentsOf: [groceries, recipe])
