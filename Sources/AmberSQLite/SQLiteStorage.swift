@@ -170,9 +170,9 @@ public final class SQLiteStorage: StoreStorage {
         localWrites.withLock { $0 += 1 }
     }
 
-    /// Runs a write with the busy timeout for the current thread: short on the main actor.
-    func withWriteTimeout<R>(_ db: Database, _ body: () throws -> R) throws -> R {
-        guard MainQueue.isCurrent else { return try body() }
+    /// Runs a write with the busy timeout for its caller: short for the main actor.
+    func withWriteTimeout<R>(_ db: Database, short: Bool, _ body: () throws -> R) throws -> R {
+        guard short else { return try body() }
         try db.execute(sql: "PRAGMA busy_timeout = \(Self.mainActorBusyTimeout)")
         defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeout)") }
         return try body()

@@ -36,10 +36,12 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
     func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
         var bodyError: (any Error)?
         var written: Int64?
+        // Asked here: inside the database access, the code runs on GRDB's queue.
+        let onMainActor = MainQueue.isCurrent
         do {
             try storage.database.unsafeReentrantWrite { db in
                 guard !db.isInsideTransaction else { throw SQLiteStorage.NestedWrite() }
-                try storage.withWriteTimeout(db) {
+                try storage.withWriteTimeout(db, short: onMainActor) {
                     // One immediate transaction: from reading other writers' changes to writing
                     // ours, no other connection can commit.
                     try db.inTransaction(.immediate) {
