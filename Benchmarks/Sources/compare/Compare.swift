@@ -18,6 +18,7 @@ struct Compare {
         Workload(name: "diff-100k") { .comparison(DiffWorkload.comparison) },
         Workload(name: "observers-10k-vs-10") { .comparison(ObserverWorkload.comparison) },
         Workload(name: "crash-100") { .check(CrashCheck.check) },
+        Workload(name: "idle-5-stores") { .check(IdleCheck.check) },
     ]
 
     @MainActor
