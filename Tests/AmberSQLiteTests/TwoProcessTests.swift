@@ -5,20 +5,12 @@ import Foundation
 import GRDB
 import Testing
 
-/// Runs the writer process to its end; returns what it printed and its exit status.
-func runWriter(_ arguments: [String]) async throws -> (output: String, errors: String, status: Int32) {
+/// Runs the writer process to its end.
+func runWriter(_ arguments: [String]) async throws -> ProcessResult {
     let process = Process()
     process.executableURL = try writerExecutable()
     process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    let complaints = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (String(decoding: printed, as: UTF8.self), String(decoding: complaints, as: UTF8.self), process.terminationStatus)
+    return try runToEnd(process)
 }
 
 @Suite struct TwoProcessTests {
@@ -36,7 +28,7 @@ func runWriter(_ arguments: [String]) async throws -> (output: String, errors: S
         async let second = runWriter([location, "entries", "increment", "counter", "\(rounds)"])
         for _ in 0..<rounds { try store.update(id: "counter") { Entry(id: $0.id, index: $0.index + 1, payload: "") } }
         let results = try await [first, second]
-        #expect(results.map(\.status) == [0, 0], "\(results.map(\.errors))")
+        #expect(results.map(\.status) == [0, 0], "\(results.map(\.error))")
         let reopened = try IdentityStore<Entry>(
             key: "entries", storage: kind == "sqlite" ? try SQLiteStorage(path: location) : FileStorage(directory: directory))
         #expect(reopened[id: "counter"]?.index == 3 * rounds, "no increment was computed from a replaced value")
@@ -49,7 +41,7 @@ func runWriter(_ arguments: [String]) async throws -> (output: String, errors: S
         try store.add(Entry(id: "mine", index: 0, payload: ""))
         let refused = try await runWriter(["defaults:\(suite)", "entries", "1"])
         #expect(refused.status == 1)
-        #expect(refused.errors.contains("in use by another process"), "\(refused.errors)")
+        #expect(refused.error.contains("in use by another process"), "\(refused.error)")
         #expect(store.ids == ["mine"])
         #expect(try IdentityStore<Entry>(key: "entries", storage: UserDefaultsStorage(suiteName: suite)).ids == ["mine"],
             "this process may open it again")

@@ -65,3 +65,27 @@ public final class Collected<Element: Sendable>: Sendable {
         return values
     }
 }
+
+/// What a finished process printed, and its exit status.
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let output: String
+    public let error: String
+}
+
+/// Runs a configured process to its end, collecting what it prints.
+public func runToEnd(_ process: Process) throws -> ProcessResult {
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ProcessResult(
+        status: process.terminationStatus,
+        output: String(decoding: out, as: UTF8.self),
+        error: String(decoding: err, as: UTF8.self)
+    )
+}

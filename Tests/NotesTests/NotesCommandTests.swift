@@ -6,11 +6,7 @@ import Testing
 struct NotesRunner {
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("notes-tests-\(UUID().uuidString)")
 
-    struct Result {
-        let status: Int32
-        let output: String
-        let error: String
-    }
+    typealias Result = ProcessResult
 
     static let executable = builtExecutable(named: "notes")
 
@@ -26,20 +22,7 @@ struct NotesRunner {
 
     @discardableResult
     func run(_ arguments: String...) throws -> Result {
-        let process = process(arguments)
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus,
-            output: String(decoding: out, as: UTF8.self),
-            error: String(decoding: err, as: UTF8.self)
-        )
+        try runToEnd(process(arguments))
     }
 
     var database: URL { home.appendingPathComponent("notes.sqlite") }
