@@ -72,7 +72,7 @@ public final class SQLiteStorage: StoreStorage {
     public init(path: String) throws {
         self.path = path
         if let problem = Self.headerProblem(path: path) {
-            throw StoreError.unreadableStorage(path: path, reason: problem)
+            throw StoreError.unreadableStorage(path: path, reason: .init(problem))
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(TimeInterval(Self.busyTimeout) / 1_000)
@@ -185,10 +185,11 @@ public final class SQLiteStorage: StoreStorage {
         }
     }
 
-    static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> StoreError.Cause {
         if let error = error as? DatabaseError {
-            return "\(error.message ?? "SQLite error") (SQLite error \(error.extendedResultCode.rawValue))"
+            return .init(
+                "\(error.message ?? "SQLite error") (SQLite error \(error.extendedResultCode.rawValue))", underlyingError: error)
         }
-        return "\(error)"
+        return .init("\(error)", underlyingError: error)
     }
 }

@@ -165,6 +165,7 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
         let waited = Date().timeIntervalSince(started)
         try await blocker.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
         #expect(error?.description.contains("locked") == true, "\(String(describing: error))")
+        #expect((error?.underlyingError as? DatabaseError)?.resultCode == .SQLITE_BUSY, "the cause keeps SQLite's result code")
         #expect(waited < 5, "waited \(waited) s on the main actor")
         #expect(store.count == 0)
         try store.add(Entry(id: "a", index: 0, payload: ""))

@@ -62,7 +62,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
                 try FileManager.default.createDirectory(
                     at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             } catch {
-                throw StoreError.writeFailed(path: url.path, key: key, reason: error.localizedDescription)
+                throw StoreError.writeFailed(path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
             }
             try withFileLock {
                 // Under the file lock no other writer can replace the file: take in what the
@@ -73,7 +73,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
                     do {
                         (fresh, knownVersion) = try Self.read(url)
                     } catch {
-                        throw StoreError.writeFailed(path: url.path, key: key, reason: "\(error)")
+                        throw StoreError.writeFailed(path: url.path, key: key, reason: .init("\(error)", underlyingError: error))
                     }
                     external = records.changes(to: fresh)
                     records = fresh
@@ -85,7 +85,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
                 do {
                     try RecordDocument.encode(updated).write(to: url, options: .atomic)
                 } catch {
-                    throw StoreError.writeFailed(path: url.path, key: key, reason: error.localizedDescription)
+                    throw StoreError.writeFailed(path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
                 }
                 records = updated
                 knownVersion = FileVersion(url)
@@ -98,7 +98,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
         let path = url.path + ".lock"
         let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw StoreError.writeFailed(path: path, key: key, reason: String(cString: strerror(errno)))
+            throw StoreError.writeFailed(path: path, key: key, reason: .init(String(cString: strerror(errno))))
         }
         defer { close(descriptor) }
         var result = flock(descriptor, LOCK_EX)
@@ -150,12 +150,12 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw StoreError.unreadableStorage(path: url.path, reason: error.localizedDescription)
+            throw StoreError.unreadableStorage(path: url.path, reason: .init(error.localizedDescription, underlyingError: error))
         }
         do {
             return (try RecordDocument.decode(data), version)
         } catch {
-            throw StoreError.unreadableStorage(path: url.path, reason: error.reason)
+            throw StoreError.unreadableStorage(path: url.path, reason: .init(error.reason))
         }
     }
 }

@@ -101,8 +101,9 @@ final class UserDefaultsDocument: @unchecked Sendable {
         if let owner = defaults.object(forKey: ownerKey) as? Int, owner != me, Self.isRunning(owner) {
             throw StoreError.storageInUse(
                 path: location,
-                reason: "process \(owner) has it open, and UserDefaults cannot keep two processes' writes; "
-                    + "share stores between processes with SQLiteStorage")
+                reason: .init(
+                    "process \(owner) has it open, and UserDefaults cannot keep two processes' writes; "
+                        + "share stores between processes with SQLiteStorage"))
         }
         defaults.set(me, forKey: ownerKey)
         Self.persist(defaults)
@@ -135,7 +136,7 @@ final class UserDefaultsDocument: @unchecked Sendable {
         do {
             return try RecordDocument.decode(data)
         } catch {
-            throw StoreError.unreadableStorage(path: location, reason: error.reason)
+            throw StoreError.unreadableStorage(path: location, reason: .init(error.reason))
         }
     }
 

@@ -62,6 +62,7 @@ import Testing
         let events = Collected(store.changes())
         let error = #expect(throws: StoreError.self) { try store.add(jack) }
         #expect(error?.description.contains("people") == true)
+        #expect(error?.underlyingError != nil, "the file system's error is kept")
         #expect(store.count == 0)
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(events.values.isEmpty)
