@@ -178,13 +178,6 @@ public final class SQLiteStorage: StoreStorage {
         return try body()
     }
 
-    /// A write started from inside another write on the same connection.
-    struct NestedWrite: Error, CustomStringConvertible {
-        var description: String {
-            "a write to this SQLiteStorage started inside another store's write to it (a transaction body or update transform); write after that one returns"
-        }
-    }
-
     static func reason(_ error: any Error) -> StoreError.Cause {
         if let error = error as? DatabaseError {
             return .init(

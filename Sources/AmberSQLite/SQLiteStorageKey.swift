@@ -38,13 +38,19 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
         var written: Int64?
         // Asked here: inside the database access, the code runs on GRDB's queue.
         let onMainActor = MainQueue.isCurrent
+        // Another connection's write lock held by this very thread would never be released.
+        guard !WriterThreads.isWriting(storage.path) else {
+            throw StoreError.writeFailed(path: storage.path, key: key, reason: WriterThreads.nestedWriteReason)
+        }
         do {
             try storage.database.unsafeReentrantWrite { db in
-                guard !db.isInsideTransaction else { throw SQLiteStorage.NestedWrite() }
+                guard !db.isInsideTransaction else {
+                    throw StoreError.writeFailed(path: storage.path, key: key, reason: WriterThreads.nestedWriteReason)
+                }
                 try storage.withWriteTimeout(db, short: onMainActor) {
                     // One immediate transaction: from reading other writers' changes to writing
                     // ours, no other connection can commit.
-                    try db.inTransaction(.immediate) {
+                    try db.inTransaction(.immediate) { try WriterThreads.writing(storage.path) {
                         let current = try self.sequence(db)
                         let external = try self.changes(db, current: current)
                         let batch: StorageBatch
@@ -58,7 +64,7 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
                         try self.write(batch, sequence: current + 1, db)
                         written = current + 1
                         return .commit
-                    }
+                    } }
                 }
             }
             // Only once committed: a failed commit must not hide other writers' changes.
@@ -66,6 +72,7 @@ final class SQLiteStorageKey: StoreStorageKey, Sendable {
             storage.didWrite()
         } catch {
             if let bodyError { throw bodyError }
+            if let error = error as? StoreError { throw error }
             throw StoreError.writeFailed(path: storage.path, key: key, reason: SQLiteStorage.reason(error))
         }
     }

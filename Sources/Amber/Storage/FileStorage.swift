@@ -57,6 +57,9 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
     }
 
     func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
+        guard !WriterThreads.isWriting(url.path) else {
+            throw StoreError.writeFailed(path: url.path, key: key, reason: WriterThreads.nestedWriteReason)
+        }
         try lock.withLock {
             do {
                 try FileManager.default.createDirectory(
@@ -64,7 +67,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
             } catch {
                 throw StoreError.writeFailed(path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
             }
-            try withFileLock {
+            try withFileLock { try WriterThreads.writing(url.path) {
                 // Under the file lock no other writer can replace the file: take in what the
                 // others wrote since we last looked, then write on top of it.
                 var external: ExternalChange?
@@ -89,7 +92,7 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
                 }
                 records = updated
                 knownVersion = FileVersion(url)
-            }
+            } }
         }
     }
 

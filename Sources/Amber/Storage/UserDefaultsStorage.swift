@@ -54,7 +54,7 @@ final class UserDefaultsDocument: @unchecked Sendable {
 
     let location: String
     private let defaults: UserDefaults
-    private let defaultsKey: String
+    let defaultsKey: String
     private let ownerKey: String
     let lock = NSLock()
     /// The records as last written or read; this process's writes all go through here.
@@ -179,13 +179,16 @@ final class UserDefaultsStorageKey: StoreStorageKey, @unchecked Sendable {
     }
 
     func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
-        try document.lock.withLock {
+        guard !WriterThreads.isWriting(document.location) else {
+            throw StoreError.writeFailed(path: document.location, key: document.defaultsKey, reason: WriterThreads.nestedWriteReason)
+        }
+        try document.lock.withLock { try WriterThreads.writing(document.location) {
             let batch = try body(takeChanges())
             guard !batch.isEmpty else { return }
             try document.write(batch, signalling: ObjectIdentifier(self))
             known = document.records
             knownGeneration = document.generation
-        }
+        } }
     }
 
     func startWatching(_ signal: @escaping @Sendable () -> Void) {

@@ -7,7 +7,7 @@ import Testing
 /// write is computed from a value the other has already replaced.
 @Suite struct StoreSharingTests {
     /// Two stores on one new place; `mine` writes right after `theirs`, before any poll.
-    private func writers(_ fixture: StoreFixture) throws -> (
+    static func writers(_ fixture: StoreFixture) throws -> (
         mine: IdentityStore<Person>, theirs: IdentityStore<Person>, reopen: @Sendable () throws -> IdentityStore<Person>
     ) {
         let (mine, reopen) = try fixture.make()
@@ -17,7 +17,7 @@ import Testing
 
     @Test(arguments: StoreFixture.persistent)
     func updateStartsFromTheOtherWritersValue(_ fixture: StoreFixture) async throws {
-        let (mine, theirs, _) = try writers(fixture)
+        let (mine, theirs, _) = try Self.writers(fixture)
         try mine.add(jack)
         #expect(await eventually { theirs[id: jack.id] == jack })
         let events = Collected(mine.changes())
@@ -33,7 +33,7 @@ import Testing
 
     @Test(arguments: StoreFixture.persistent)
     func aRecordTheOtherWriterDeletedIsNotBroughtBack(_ fixture: StoreFixture) async throws {
-        let (mine, theirs, _) = try writers(fixture)
+        let (mine, theirs, _) = try Self.writers(fixture)
         try mine.add(contentsOf: [jack, jill])
         #expect(await eventually { theirs.count == 2 })
         try theirs.remove(id: jack.id)
@@ -49,7 +49,7 @@ import Testing
 
     @Test(arguments: StoreFixture.persistent)
     func concurrentIncrementsFromTwoWritersAllCount(_ fixture: StoreFixture) async throws {
-        let (mine, theirs, reopen) = try writers(fixture)
+        let (mine, theirs, reopen) = try Self.writers(fixture)
         try mine.add(Person(id: "counter", name: "c", age: 0))
         #expect(await eventually { theirs.count == 1 })
         let rounds = 50
@@ -66,7 +66,7 @@ import Testing
 
     @Test(arguments: StoreFixture.persistent)
     func removeThenReAddByTheOtherWriterMovesLastEverywhere(_ fixture: StoreFixture) async throws {
-        let (mine, theirs, reopen) = try writers(fixture)
+        let (mine, theirs, reopen) = try Self.writers(fixture)
         let people = (0..<4).map { Person(id: "\($0)", name: "P\($0)", age: $0) }
         try mine.add(contentsOf: people)
         #expect(await eventually { theirs.count == 4 })
@@ -80,7 +80,7 @@ import Testing
 
     @Test(arguments: StoreFixture.persistent)
     func aWriteTakesInTheOtherWritersRemoveAndReAddInOrder(_ fixture: StoreFixture) throws {
-        let (mine, theirs, reopen) = try writers(fixture)
+        let (mine, theirs, reopen) = try Self.writers(fixture)
         try mine.add(contentsOf: (0..<3).map { Person(id: "\($0)", name: "P\($0)", age: $0) })
         try theirs.add(jill)  // takes in mine's three before writing
         try theirs.remove(id: "0")
@@ -137,5 +137,24 @@ import Testing
         #expect(store.undecodable.isEmpty)
         let reopened = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))
         #expect(reopened.ids == store.ids)
+    }
+}
+
+@Suite struct NestedWriteTests {
+    /// A transform writing to another store of the same storage, on the same thread.
+    @Test(arguments: StoreFixture.persistent)
+    func aWriteInsideAnotherStoresWriteToTheSameStorageThrows(_ fixture: StoreFixture) throws {
+        let (first, second, _) = try StoreSharingTests.writers(fixture)
+        try first.add(jack)
+        let error = #expect(throws: StoreError.self) {
+            try first.update(id: jack.id) { value in
+                try second.add(jill)
+                return value.update(age: 99)
+            }
+        }
+        #expect(error?.description.contains("inside another store's write") == true, "\(String(describing: error))")
+        #expect(first[id: jack.id] == jack, "the outer write did not happen either")
+        try second.add(jill)
+        #expect(second[id: jill.id] == jill, "after it returns, the other store writes")
     }
 }
