@@ -151,7 +151,8 @@ struct NotesRunner {
         try watch.run()
         defer { watch.terminate() }
         let lines = LinesReader(output.fileHandleForReading)
-        #expect(await lines.wait { $0.contains("watching") })
+        // Starting a process can take seconds on a loaded machine; seeing a change must not.
+        #expect(await lines.wait(within: 30) { $0.contains("watching") })
         try notes.run("add", "from the other process", "--tag", "remote")
         let started = Date()
         #expect(await lines.wait { $0.contains("added") && $0.contains("from the other process") })
