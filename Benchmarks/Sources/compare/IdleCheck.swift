@@ -44,7 +44,11 @@ enum IdleCheck {
 
     private static func contextSwitches() -> Int {
         var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
         getrusage(RUSAGE_SELF, &usage)
+        #endif
         return usage.ru_nvcsw
     }
 }

@@ -13,14 +13,42 @@ extension IdentityStore {
     /// - Throws: ``StoreError`` when persisting fails; then nothing changed.
     @inlinable @discardableResult
     public func add(_ value: Value) throws -> StoreChange<Value>? {
-        // The most common write resolves directly, without a transaction's bookkeeping.
-        try commit { values, writes in
+        guard persistence != nil else { return try addInMemory(value) }
+        return try commit { values, writes in
             if let old = values[value.id] {
                 if isEqual?(old, value) != true { writes.updated.append(.init(old: old, new: value)) }
             } else {
                 writes.inserted.append(value)
             }
         }.change
+    }
+
+    /// ``add(_:)`` for a store without storage, the most common write: resolved and applied in
+    /// one step under the state lock, with one look-up of the identity.
+    @inlinable
+    func addInMemory(_ value: Value) throws -> StoreChange<Value>? {
+        var queued = false
+        let change = try writeLock.withLock { _ -> StoreChange<Value>? in
+            let (change, stamp) = state.withLock { state -> (StoreChange<Value>?, UInt64?) in
+                guard let old = state.values.updateValue(value, forKey: value.id) else {
+                    let change = StoreChange(inserted: [value])
+                    return (change, state.publish(change))
+                }
+                if isEqual?(old, value) == true {
+                    state.values.updateValue(old, forKey: value.id)
+                    return (nil, nil)
+                }
+                let change = StoreChange(updated: [.init(old: old, new: value)])
+                return (change, state.publish(change))
+            }
+            if let change, let stamp {
+                delivery.enqueue(change, stamp: stamp)
+                queued = true
+            }
+            return change
+        }
+        if queued { deliverToMainActor() }
+        return change
     }
 
     /// Inserts or replaces many values in one transaction, delivered as one change.
@@ -202,16 +230,7 @@ extension IdentityStore {
     func publish(_ committed: StoreChange<Value>, apply: (inout StoreState<Value>) -> Void) -> Bool {
         let stamp = state.withLock { state -> UInt64? in
             apply(&state)
-            guard !committed.isEmpty else { return nil }
-            state.commitStamp &+= 1
-            for continuation in state.changeSubscribers.values { continuation.yield(committed) }
-            if !state.valueSubscribers.isEmpty {
-                for (id, value) in committed.latestValues {
-                    guard let subscribers = state.valueSubscribers[id] else { continue }
-                    for continuation in subscribers.values { continuation.yield(value) }
-                }
-            }
-            return state.mainActorObserverCount > 0 ? state.commitStamp : nil
+            return committed.isEmpty ? nil : state.publish(committed)
         }
         guard let stamp else { return false }
         delivery.enqueue(committed, stamp: stamp)
