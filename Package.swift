@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import CompilerPluginSupport
 import PackageDescription
 
@@ -85,6 +85,12 @@ let package = Package(
                 .product(name: "MacroTesting", package: "swift-macro-testing"),
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ]
+        ),
+        // Models in a module whose declarations are main-actor isolated by default, as in new app targets.
+        .testTarget(
+            name: "AmberDefaultIsolationTests",
+            dependencies: ["Amber"],
+            swiftSettings: [.defaultIsolation(MainActor.self)]
         ),
         .testTarget(
             name: "AmberSQLiteTests",

@@ -4,7 +4,15 @@ import SwiftDiagnostics
 enum ImmutableDiagnostic: DiagnosticMessage {
     case notAStruct
     case mutableStoredProperty(name: String)
+    case lazyProperty(name: String)
+    case propertyWrapper(name: String, wrapper: String)
     case missingTypeAnnotation(name: String)
+    case tuplePattern(pattern: String)
+    case propertyInsideIfConfig(name: String)
+    case reservedName(name: String)
+    case unknownMergeStrategy(String)
+    case unknownLatestField(name: String)
+    case privateNestedType(name: String, conformances: String)
 
     var message: String {
         switch self {
@@ -12,8 +20,26 @@ enum ImmutableDiagnostic: DiagnosticMessage {
             "'@Immutable' can only be applied to a struct"
         case .mutableStoredProperty(let name):
             "stored property '\(name)' of an immutable model must be 'let'"
+        case .lazyProperty(let name):
+            "lazy property '\(name)' changes on first use, which an immutable model cannot; make it a computed property"
+        case .propertyWrapper(let name, let wrapper):
+            "stored property '\(name)' of an immutable model must be 'let', which '@\(wrapper)' does not allow; "
+                + "remove the wrapper or make '\(name)' computed"
         case .missingTypeAnnotation(let name):
             "'@Immutable' needs an explicit type for '\(name)'"
+        case .tuplePattern(let pattern):
+            "'@Immutable' needs one name per stored property; declare each name of '\(pattern)' in its own 'let'"
+        case .propertyInsideIfConfig(let name):
+            "'@Immutable' cannot generate members for stored property '\(name)' inside '#if'; "
+                + "declare it outside the '#if', or give it an initial value"
+        case .reservedName(let name):
+            "'@Immutable' cannot generate an initializer parameter named '\(name)'; rename the property"
+        case .unknownMergeStrategy(let strategy):
+            "unknown merge strategy '\(strategy)'; use .union, .counter, .mine, .theirs or .latest(by: \"field\")"
+        case .unknownLatestField(let name):
+            "'.latest(by:)' names '\(name)', which is not a settable stored property of this model"
+        case .privateNestedType(let name, let conformances):
+            "a private nested type cannot get conformances from '@Immutable'; declare them: 'struct \(name): \(conformances)'"
         }
     }
 
@@ -21,7 +47,15 @@ enum ImmutableDiagnostic: DiagnosticMessage {
         let id = switch self {
         case .notAStruct: "notAStruct"
         case .mutableStoredProperty: "mutableStoredProperty"
+        case .lazyProperty: "lazyProperty"
+        case .propertyWrapper: "propertyWrapper"
         case .missingTypeAnnotation: "missingTypeAnnotation"
+        case .tuplePattern: "tuplePattern"
+        case .propertyInsideIfConfig: "propertyInsideIfConfig"
+        case .reservedName: "reservedName"
+        case .unknownMergeStrategy: "unknownMergeStrategy"
+        case .unknownLatestField: "unknownLatestField"
+        case .privateNestedType: "privateNestedType"
         }
         return MessageID(domain: "AmberMacros", id: id)
     }
@@ -32,14 +66,19 @@ enum ImmutableDiagnostic: DiagnosticMessage {
 /// The fix-its attached to ``ImmutableDiagnostic``.
 enum ImmutableFixIt: FixItMessage {
     case replaceVarWithLet
+    case declareConformances(String)
 
     var message: String {
         switch self {
         case .replaceVarWithLet: "Replace 'var' with 'let'"
+        case .declareConformances(let conformances): "Declare '\(conformances)'"
         }
     }
 
     var fixItID: MessageID {
-        MessageID(domain: "AmberMacros", id: "replaceVarWithLet")
+        switch self {
+        case .replaceVarWithLet: MessageID(domain: "AmberMacros", id: "replaceVarWithLet")
+        case .declareConformances: MessageID(domain: "AmberMacros", id: "declareConformances")
+        }
     }
 }

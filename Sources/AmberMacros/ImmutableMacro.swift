@@ -4,6 +4,10 @@ import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
 /// `@Immutable`: the members and conformances of an immutable model.
+///
+/// Everything generated is `nonisolated`, so that a model in a module built with
+/// `defaultIsolation(MainActor.self)`, or an explicitly `@MainActor` one, still merges and
+/// edits off the main actor and satisfies `Sendable` generic requirements.
 public struct ImmutableMacro: MemberMacro, ExtensionMacro {
     public static func expansion(
         of node: AttributeSyntax,
@@ -13,6 +17,9 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
     ) throws -> [DeclSyntax] {
         guard let model = ModelDescription.read(declaration, attribute: node, diagnose: context.diagnose) else {
             return []
+        }
+        if let structDecl = declaration.as(StructDeclSyntax.self), !context.lexicalContext.isEmpty {
+            diagnoseUndeclaredConformances(of: structDecl, model: model, in: context)
         }
         return model.members
     }
@@ -26,24 +33,72 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
     ) throws -> [ExtensionDeclSyntax] {
         // The member role reports the problems; reporting them twice helps nobody.
         guard let model = ModelDescription.read(declaration, attribute: node, diagnose: nil) else { return [] }
+        // A private nested type cannot be named at file scope, where extensions go: the member role
+        // asks the user to declare the conformances instead.
+        if declaration.as(StructDeclSyntax.self)?.accessLevel == .private && type.is(MemberTypeSyntax.self) { return [] }
         let requested = Set(protocols.map(\.lastNameComponent))
         var extensions: [ExtensionDeclSyntax] = []
         if requested.contains("ImmutableModel") {
-            extensions.append(try ExtensionDeclSyntax("extension \(type.trimmed): Amber.ImmutableModel {}"))
+            extensions.append(try ExtensionDeclSyntax("nonisolated extension \(type.trimmed): Amber.ImmutableModel {}"))
         }
-        if requested.contains("Mergeable"), model.declaresEquatable {
-            extensions.append(try model.mergeableExtension(for: type.trimmed))
+        if requested.contains("Mergeable"), model.isMergeable {
+            extensions.append(try ExtensionDeclSyntax("nonisolated extension \(type.trimmed): Amber.Mergeable {}"))
         }
         return extensions
+    }
+
+    /// A private type nested in another cannot be extended at file scope, so its conformances
+    /// must be in its own inheritance clause: the members that satisfy them are generated.
+    private static func diagnoseUndeclaredConformances(
+        of structDecl: StructDeclSyntax,
+        model: ModelDescription,
+        in context: some MacroExpansionContext
+    ) {
+        guard structDecl.accessLevel == .private else { return }
+        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? [])
+        let missing = ["ImmutableModel"] + (model.isMergeable ? ["Mergeable"] : [])
+        let undeclared = missing.filter { !declared.contains($0) }
+        guard !undeclared.isEmpty else { return }
+        let inherited = (structDecl.inheritanceClause?.inheritedTypes.map(\.type.trimmedDescription) ?? []) + undeclared
+        let clause = inherited.joined(separator: ", ")
+        let fixed = structDecl.with(\.name.trailingTrivia, [])
+            .with(\.inheritanceClause, InheritanceClauseSyntax(
+                inheritedTypes: InheritedTypeListSyntax(inherited.enumerated().map { index, name in
+                    InheritedTypeSyntax(
+                        type: TypeSyntax(stringLiteral: name),
+                        trailingComma: index < inherited.count - 1 ? .commaToken(trailingTrivia: .space) : nil
+                    )
+                }),
+                trailingTrivia: .space
+            ))
+        context.diagnose(Diagnostic(
+            node: Syntax(structDecl.name),
+            message: ImmutableDiagnostic.privateNestedType(name: structDecl.name.text, conformances: clause),
+            fixIts: [FixIt(
+                message: ImmutableFixIt.declareConformances(undeclared.joined(separator: ", ")),
+                changes: [.replace(oldNode: Syntax(structDecl), newNode: Syntax(fixed))]
+            )]
+        ))
     }
 }
 
 extension ModelDescription {
     var members: [DeclSyntax] {
-        var members: [DeclSyntax] = [memberwiseInit]
+        var members: [DeclSyntax] = hasMemberwiseInit ? [] : [memberwiseInit]
         members += fields.map(withMethod)
-        members += [updateMethod, draftStruct, draftInit, draftProperty, updatingMethod, partialStruct, fieldNamesProperty]
+        members += [updateMethod, selfAliasDeclaration, draftStruct, draftInit, makeDraftMethod, updatingMethod, partialStruct, fieldNamesProperty]
+        if isMergeable { members.append(mergeMethod) }
         return members
+    }
+
+    /// The access of a member that exposes `fields`: the most restrictive of the type's and theirs.
+    private func access(exposing fields: some Sequence<Field>) -> String {
+        fields.reduce(typeAccess) { min($0, $1.access) }.modifier
+    }
+
+    /// The access of a `Draft` or `Partial` property, which the model's members must still see.
+    private func mirrorAccess(of field: Field) -> AccessLevel {
+        min(typeAccess, field.access.visibleFromEnclosingType)
     }
 
     /// `name: name, age: age` — every field passed on as itself, or as `transform` makes it.
@@ -57,7 +112,7 @@ extension ModelDescription {
             .joined(separator: ", ")
         let assignments = fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
         return """
-            \(raw: access)init(\(raw: parameters)) {
+            \(raw: access(exposing: fields))nonisolated init(\(raw: parameters)) {
             \(raw: assignments)
             }
             """
@@ -67,43 +122,57 @@ extension ModelDescription {
         let arguments = arguments { $0.name == field.name ? $0.identifier : "self.\($0.identifier)" }
         return """
             /// A copy with `\(raw: field.name)` replaced\(raw: field.isOptional ? "; `nil` clears it" : "").
-            \(raw: access)func with(\(raw: field.name): \(raw: field.parameterType)) -> \(raw: typeName) {
-            \(raw: typeName)(\(raw: arguments))
+            \(raw: access(exposing: [field]))nonisolated func with(\(raw: field.name): \(raw: field.parameterType)) -> Self {
+            Self(\(raw: arguments))
             }
             """
     }
 
     private var updateMethod: DeclSyntax {
-        let parameters = fields.filter { !$0.isOptional }
-            .map { "\($0.name): \($0.optionalType) = nil" }
-            .joined(separator: ", ")
+        let required = fields.filter { !$0.isOptional }
+        let parameters = required.map { "\($0.name): \($0.optionalType) = nil" }.joined(separator: ", ")
         let arguments = arguments { $0.isOptional ? "self.\($0.identifier)" : "\($0.identifier) ?? self.\($0.identifier)" }
         return """
             /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
             /// Use `with` to change or clear an optional field.
-            \(raw: access)func update(\(raw: parameters)) -> \(raw: typeName) {
-            \(raw: typeName)(\(raw: arguments))
+            \(raw: access(exposing: required))nonisolated func update(\(raw: parameters)) -> Self {
+            Self(\(raw: arguments))
             }
             """
+    }
+
+    private var selfAliasDeclaration: DeclSyntax {
+        """
+        /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+        \(raw: typeAccess.modifier)typealias \(raw: Self.selfAlias) = Self
+        """
     }
 
     private var conformanceClause: String {
         mirroredConformances.isEmpty ? "" : ": " + mirroredConformances.joined(separator: ", ")
     }
 
+    /// The `CodingKeys` of the model, so that its JSON decodes as its `Draft` and `Partial`.
+    private var mirroredCodingKeys: String {
+        codingKeys.map { "\n\n\($0.trimmedDescription)" } ?? ""
+    }
+
     private var draftStruct: DeclSyntax {
-        let properties = fields.map { "\(access)var \($0.identifier): \($0.type.trimmedDescription)" }
+        let properties = fields.map { "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.mirroredType.trimmedDescription)" }
             .joined(separator: "\n")
-        let parameters = fields.map { "\($0.name): \($0.parameterType)" }.joined(separator: ", ")
+        let parameters = fields.map {
+            "\($0.name): \($0.isFunction ? "@escaping \($0.mirroredType.unparenthesized.trimmedDescription)" : $0.mirroredType.trimmedDescription)"
+        }.joined(separator: ", ")
         let assignments = fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
+        let initAccess = fields.reduce(typeAccess) { min($0, mirrorAccess(of: $1)) }
         return """
             /// A mutable mirror of `\(raw: typeName)`, turned back into a value with `\(raw: typeName)(draft)`.
-            \(raw: access)struct Draft\(raw: conformanceClause) {
+            \(raw: typeAccess.modifier)nonisolated struct Draft\(raw: conformanceClause) {
             \(raw: properties)
 
-            \(raw: access)init(\(raw: parameters)) {
+            \(raw: initAccess.modifier)init(\(raw: parameters)) {
             \(raw: assignments)
-            }
+            }\(raw: mirroredCodingKeys)
             }
             """
     }
@@ -111,16 +180,16 @@ extension ModelDescription {
     private var draftInit: DeclSyntax {
         """
         /// Creates a value from a finished draft.
-        \(raw: access)init(_ draft: Draft) {
+        \(raw: typeAccess.modifier)nonisolated init(_ draft: Draft) {
         self.init(\(raw: arguments { "draft.\($0.identifier)" }))
         }
         """
     }
 
-    private var draftProperty: DeclSyntax {
+    private var makeDraftMethod: DeclSyntax {
         """
-        /// A mutable copy of this value's fields.
-        \(raw: access)var draft: Draft {
+        /// A mutable copy of this value's fields; also available as `draft`\(raw: hasDraftField ? " in generic code" : "").
+        \(raw: typeAccess.modifier)nonisolated func makeDraft() -> Draft {
         Draft(\(raw: arguments { "self.\($0.identifier)" }))
         }
         """
@@ -129,21 +198,23 @@ extension ModelDescription {
     private var updatingMethod: DeclSyntax {
         """
         /// A copy with several fields edited at once through a `Draft`, optional fields included.
-        \(raw: access)func updating(_ edit: (inout Draft) throws -> Void) rethrows -> \(raw: typeName) {
-        var draft = self.draft
+        \(raw: typeAccess.modifier)nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+        var draft = self.makeDraft()
         try edit(&draft)
-        return \(raw: typeName)(draft)
+        return Self(draft)
         }
         """
     }
 
     private var partialStruct: DeclSyntax {
-        let properties = fields.map { "\(access)var \($0.identifier): \($0.partialType) = nil" }.joined(separator: "\n")
+        let alias = Self.selfAlias
+        let properties = fields.map { "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.partialType) = nil" }
+            .joined(separator: "\n")
         let copies = fields.map { "self.\($0.identifier) = value.\($0.identifier)" }.joined(separator: "\n")
         let required = fields.filter { !$0.isOptional }
         let completion: String
         if required.isEmpty {
-            completion = "return \(typeName)(\(arguments { "self.\($0.identifier)" }))"
+            completion = "return \(alias)(\(arguments { "self.\($0.identifier)" }))"
         } else {
             let bindings = required.map { "let \($0.identifier) = self.\($0.identifier)" }.joined(separator: ", ")
             let checks = required
@@ -155,26 +226,27 @@ extension ModelDescription {
                 \(checks)
                 throw Amber.IncompleteValueError(typeName: "\(typeName)", missingFields: missingFields)
                 }
-                return \(typeName)(\(arguments { $0.isOptional ? "self.\($0.identifier)" : $0.identifier }))
+                return \(alias)(\(arguments { $0.isOptional ? "self.\($0.identifier)" : $0.identifier }))
                 """
         }
+        let access = typeAccess.modifier
         return """
             /// `\(raw: typeName)` under construction: every field optional until `completed()`.
-            \(raw: access)struct Partial\(raw: conformanceClause) {
+            \(raw: access)nonisolated struct Partial\(raw: conformanceClause) {
             \(raw: properties)
 
             /// An empty partial value.
             \(raw: access)init() {
             }
             /// A partial value holding every field of `value`.
-            \(raw: access)init(_ value: \(raw: typeName)) {
+            \(raw: access)init(_ value: \(raw: alias)) {
             \(raw: copies)
             }
             /// The finished value.
             /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-            \(raw: access)func completed() throws(Amber.IncompleteValueError) -> \(raw: typeName) {
+            \(raw: access)func completed() throws(Amber.IncompleteValueError) -> \(raw: alias) {
             \(raw: completion)
-            }
+            }\(raw: mirroredCodingKeys)
             }
             """
     }
@@ -183,36 +255,40 @@ extension ModelDescription {
         let names = fields.map { "\"\($0.name)\"" }.joined(separator: ", ")
         return """
             /// The settable stored properties, in declaration order.
-            \(raw: access)static var fieldNames: [String] {
+            \(raw: typeAccess.modifier)nonisolated static var fieldNames: [String] {
             [\(raw: names)]
             }
             """
     }
 
-    func mergeableExtension(for type: some TypeSyntaxProtocol) throws -> ExtensionDeclSyntax {
+    private var mergeMethod: DeclSyntax {
         let body = fields.isEmpty ? "Amber.MergeResult(value: mine, conflicts: [])" : """
             var conflicts: [String] = []
             let value = Self(
-            \(mergedArguments)
+            \(fields.map(mergedArgument).joined(separator: ",\n"))
             )
             return Amber.MergeResult(value: value, conflicts: conflicts)
             """
-        return try ExtensionDeclSyntax(
-            """
-            extension \(type): Amber.Mergeable {
+        return """
             /// Three-way merge, field by field: a field changed on one side takes that side;
-            /// changed on both sides to different values it takes `mine` and is listed in `conflicts`.
-            \(raw: access)static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+            /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
+            \(raw: typeAccess.modifier)nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
             \(raw: body)
             }
-            }
             """
-        )
     }
 
-    private var mergedArguments: String {
-        fields.map {
-            "\($0.name): Amber._mergeField(\"\($0.name)\", base: base.\($0.identifier), mine: mine.\($0.identifier), theirs: theirs.\($0.identifier), conflicts: &conflicts)"
-        }.joined(separator: ",\n")
+    private func mergedArgument(_ field: Field) -> String {
+        let sides = "base: base.\(field.identifier), mine: mine.\(field.identifier), theirs: theirs.\(field.identifier)"
+        let call = switch field.mergeStrategy {
+        case .standard: "Amber._mergeField(\"\(field.name)\", \(sides), conflicts: &conflicts)"
+        case .union: "Amber._mergeUnion(\(sides))"
+        case .counter: "Amber._mergeCounter(\(sides))"
+        case .mine: "Amber._mergePreferring(\(sides), mineWins: true)"
+        case .theirs: "Amber._mergePreferring(\(sides), mineWins: false)"
+        case .latest(let by):
+            "Amber._mergePreferring(\(sides), mineWins: mine.\(fields.first { $0.name == by }?.identifier ?? by) >= theirs.\(fields.first { $0.name == by }?.identifier ?? by))"
+        }
+        return "\(field.name): \(call)"
     }
 }

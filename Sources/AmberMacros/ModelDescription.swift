@@ -9,37 +9,66 @@ struct ModelDescription {
         let identifier: String
         /// The name without backticks, for argument labels, `fieldNames` and messages.
         let name: String
+        /// The type as written.
         let type: TypeSyntax
+        /// The type for use inside `Draft` and `Partial`, where `Self` and the model's bare name
+        /// would mean the nested struct: both are spelled through ``ModelDescription/selfAlias``.
+        let mirroredType: TypeSyntax
         let isOptional: Bool
+        /// Whether the type is spelled as a function type, so `@escaping` in parameters and no
+        /// synthesized `Equatable`, `Hashable` or `Codable` for the mirrors.
+        let isFunction: Bool
+        /// The property's own access level; internal when it has no modifier.
+        let access: AccessLevel
+        /// How `merge` settles this field, from a `@Merge(...)` attribute.
+        let mergeStrategy: MergeStrategy
 
         /// The type of this field in `Partial`: optional once, whatever the property's type.
         var partialType: String {
-            isOptional ? type.trimmedDescription : optionalType
+            isOptional ? mirroredType.trimmedDescription : mirroredType.optionalSpelling
         }
 
         /// The type as a parameter of an initializer or `with`: closures stored in the value escape.
         var parameterType: String {
-            let base = type.as(AttributedTypeSyntax.self)?.baseType ?? type
-            return base.is(FunctionTypeSyntax.self) ? "@escaping \(type.trimmedDescription)" : type.trimmedDescription
+            isFunction ? "@escaping \(type.unparenthesized.trimmedDescription)" : type.trimmedDescription
         }
 
         /// `T?` for the field's type `T`, in parentheses where `?` would bind to part of it.
-        var optionalType: String {
-            let simple = type.is(IdentifierTypeSyntax.self) || type.is(MemberTypeSyntax.self)
-                || type.is(ArrayTypeSyntax.self) || type.is(DictionaryTypeSyntax.self)
-                || type.is(TupleTypeSyntax.self) || type.is(OptionalTypeSyntax.self)
-            return simple ? "\(type.trimmedDescription)?" : "(\(type.trimmedDescription))?"
-        }
+        var optionalType: String { type.optionalSpelling }
     }
 
+    /// How the generated `merge` settles one field.
+    enum MergeStrategy: Equatable {
+        /// Changed on both sides to different values: `mine`, listed as a conflict.
+        case standard
+        /// A three-way set merge of a collection.
+        case union
+        /// `base` plus both sides' deltas.
+        case counter
+        case mine
+        case theirs
+        /// The side whose `field` is greater; `mine` on a tie.
+        case latest(field: String)
+    }
+
+    /// The name of the alias for the model that `Draft` and `Partial` use, where `Self` means themselves.
+    static let selfAlias = "ImmutableSelf"
+
     let typeName: String
-    /// The access modifier for generated members, followed by a space, or empty for internal.
-    let access: String
+    /// The type's access level as seen by generated members: private and fileprivate types give
+    /// members no modifier, which keeps them as visible as the type itself.
+    let typeAccess: AccessLevel
     let fields: [Field]
     /// Protocols among Sendable, Equatable, Hashable, Codable, Encodable and Decodable
-    /// that the struct declares, which `Draft` and `Partial` declare too.
+    /// that `Draft` and `Partial` declare too: those the struct declares and that the mirrors can synthesize.
     let mirroredConformances: [String]
-    let declaresEquatable: Bool
+    let isMergeable: Bool
+    /// Whether the struct already declares an initializer with the memberwise labels.
+    let hasMemberwiseInit: Bool
+    /// A field is named `draft`: the user's property keeps the name, and `draft` comes from `ImmutableModel`.
+    let hasDraftField: Bool
+    /// The struct's `CodingKeys` restricted to the fields, for `Draft` and `Partial`.
+    let codingKeys: DeclSyntax?
 
     /// Reads a struct declaration, reporting what prevents the expansion.
     ///
@@ -54,63 +83,251 @@ struct ModelDescription {
             diagnose?(Diagnostic(node: Syntax(attribute), message: ImmutableDiagnostic.notAStruct))
             return nil
         }
-        var fields: [Field] = []
-        var isValid = true
-        for member in structDecl.memberBlock.members {
-            guard let variable = member.decl.as(VariableDeclSyntax.self), !variable.isStatic else { continue }
-            let bindings = Array(variable.bindings)
-            for (index, binding) in bindings.enumerated() where binding.isStored {
-                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
-                let identifier = pattern.identifier.trimmed.text
-                let name = identifier.filter { $0 != "`" }
-                if variable.bindingSpecifier.tokenKind == .keyword(.var) {
-                    isValid = false
-                    // `let` cannot have `willSet`/`didSet`, so there is no obvious edit for an observed `var`.
-                    let fixIts = binding.accessorBlock != nil ? [] : [FixIt(
-                        message: ImmutableFixIt.replaceVarWithLet,
-                        changes: [.replace(
-                            oldNode: Syntax(variable.bindingSpecifier),
-                            newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
-                        )]
-                    )]
-                    diagnose?(Diagnostic(
-                        node: Syntax(pattern),
-                        message: ImmutableDiagnostic.mutableStoredProperty(name: name),
-                        fixIts: fixIts
-                    ))
-                    continue
-                }
-                // A property with an initial value cannot be set, so it is not a field.
-                if binding.initializer != nil { continue }
-                // `let a, b: Int` gives `a` the type written after `b`.
-                let type = binding.typeAnnotation?.type
-                    ?? bindings[index...].lazy.compactMap { $0.typeAnnotation?.type }.first
-                guard let type else {
-                    isValid = false
-                    diagnose?(Diagnostic(node: Syntax(pattern), message: ImmutableDiagnostic.missingTypeAnnotation(name: name)))
-                    continue
-                }
-                fields.append(Field(identifier: identifier, name: name, type: type.trimmed, isOptional: type.isOptional))
+        let typeName = structDecl.name.trimmed.text
+        var reader = FieldReader(typeName: typeName, members: structDecl.memberBlock.members, diagnose: diagnose)
+        reader.read(structDecl.memberBlock.members, insideIfConfig: false)
+        reader.checkMergeStrategies()
+        guard reader.isValid else { return nil }
+        let fields = reader.fields
+
+        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? [])
+        let handWritten = structDecl.memberBlock.members.handWrittenConformanceMembers
+        let hasFunctionField = fields.contains(where: \.isFunction)
+        let codingKeys = structDecl.memberBlock.members.codingKeys(for: fields)
+        var mirrored: [String] = []
+        if declared.contains("Sendable") { mirrored.append("Sendable") }
+        if !hasFunctionField && !handWritten.equality {
+            if declared.contains("Hashable") {
+                mirrored.append("Hashable")
+            } else if declared.contains("Equatable") || declared.contains("Comparable") {
+                mirrored.append("Equatable")
             }
         }
-        guard isValid else { return nil }
-
-        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.map(\.type.lastNameComponent) ?? [])
-        let mirrored = ["Sendable", "Equatable", "Hashable", "Codable", "Encodable", "Decodable"]
-            .filter(declared.contains)
+        if !hasFunctionField && !handWritten.coding {
+            // `Decodable` needs every field among the coding keys; a model that leaves one out decodes it some other way.
+            let decodable = codingKeys?.coversEveryField ?? true
+            if declared.contains("Codable") {
+                mirrored.append(decodable ? "Codable" : "Encodable")
+            } else {
+                if declared.contains("Encodable") { mirrored.append("Encodable") }
+                if declared.contains("Decodable") && decodable { mirrored.append("Decodable") }
+            }
+        }
+        let declaresEquatable = ["Equatable", "Hashable", "Comparable"].contains(where: declared.contains)
         return ModelDescription(
-            typeName: structDecl.name.trimmed.text,
-            access: structDecl.generatedAccessModifier,
+            typeName: typeName,
+            typeAccess: structDecl.accessLevel.visibleMemberLevel,
             fields: fields,
             mirroredConformances: mirrored,
-            declaresEquatable: declared.contains("Equatable") || declared.contains("Hashable")
+            isMergeable: attribute.mergeableArgument ?? declaresEquatable,
+            hasMemberwiseInit: structDecl.memberBlock.members.hasInitializer(labels: fields.map(\.name)),
+            hasDraftField: fields.contains { $0.name == "draft" },
+            codingKeys: codingKeys?.declaration
         )
+    }
+}
+
+/// Walks a struct's members, `#if` blocks included, collecting fields and reporting what it cannot handle.
+private struct FieldReader {
+    let typeName: String
+    let members: MemberBlockItemListSyntax
+    let diagnose: ((Diagnostic) -> Void)?
+    var fields: [ModelDescription.Field] = []
+    var isValid = true
+    /// The `.latest(by:)` strategies, checked once every field is known.
+    var latestStrategies: [(field: String, node: Syntax)] = []
+
+    init(typeName: String, members: MemberBlockItemListSyntax, diagnose: ((Diagnostic) -> Void)?) {
+        self.typeName = typeName
+        self.members = members
+        self.diagnose = diagnose
+    }
+
+    mutating func fail(_ node: some SyntaxProtocol, _ message: ImmutableDiagnostic, fixIts: [FixIt] = []) {
+        isValid = false
+        diagnose?(Diagnostic(node: Syntax(node), message: message, fixIts: fixIts))
+    }
+
+    mutating func read(_ members: MemberBlockItemListSyntax, insideIfConfig: Bool) {
+        for member in members {
+            if let ifConfig = member.decl.as(IfConfigDeclSyntax.self) {
+                for clause in ifConfig.clauses {
+                    if case .decls(let nested) = clause.elements { read(nested, insideIfConfig: true) }
+                }
+                continue
+            }
+            guard let variable = member.decl.as(VariableDeclSyntax.self), !variable.isStatic else { continue }
+            read(variable, insideIfConfig: insideIfConfig)
+        }
+    }
+
+    private mutating func read(_ variable: VariableDeclSyntax, insideIfConfig: Bool) {
+        let bindings = Array(variable.bindings)
+        for (index, binding) in bindings.enumerated() where binding.isStored {
+            let name = binding.pattern.trimmedDescription.filter { $0 != "`" }
+            if variable.bindingSpecifier.tokenKind == .keyword(.var) {
+                reportMutable(variable, binding: binding, name: name)
+                continue
+            }
+            // A property with an initial value cannot be set, so it is not a field.
+            if binding.initializer != nil { continue }
+            guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
+                fail(binding.pattern, .tuplePattern(pattern: binding.pattern.trimmedDescription))
+                continue
+            }
+            if insideIfConfig {
+                fail(pattern, .propertyInsideIfConfig(name: name))
+                continue
+            }
+            if name == "self" || name == "Type" {
+                fail(pattern, .reservedName(name: name))
+                continue
+            }
+            // `let a, b: Int` gives `a` the type written after `b`.
+            let type = binding.typeAnnotation?.type
+                ?? bindings[index...].lazy.compactMap { $0.typeAnnotation?.type }.first
+            guard let type = type?.trimmed else {
+                fail(pattern, .missingTypeAnnotation(name: name))
+                continue
+            }
+            fields.append(ModelDescription.Field(
+                identifier: pattern.identifier.trimmed.text,
+                name: name,
+                type: type,
+                mirroredType: type.spellingModel(named: typeName, as: ModelDescription.selfAlias),
+                isOptional: type.isOptional,
+                isFunction: type.isFunction(aliases: members.functionTypeAliases),
+                access: variable.accessLevel,
+                mergeStrategy: mergeStrategy(of: variable)
+            ))
+        }
+    }
+
+    private mutating func reportMutable(_ variable: VariableDeclSyntax, binding: PatternBindingSyntax, name: String) {
+        if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.lazy) }) {
+            fail(binding.pattern, .lazyProperty(name: name))
+            return
+        }
+        if let wrapper = variable.attributes.propertyWrapperName {
+            fail(binding.pattern, .propertyWrapper(name: name, wrapper: wrapper))
+            return
+        }
+        // `let` cannot have `willSet`/`didSet`, so there is no obvious edit for an observed `var`.
+        let fixIts = binding.accessorBlock != nil ? [] : [FixIt(
+            message: ImmutableFixIt.replaceVarWithLet,
+            changes: [.replace(
+                oldNode: Syntax(variable.bindingSpecifier),
+                newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
+            )]
+        )]
+        fail(binding.pattern, .mutableStoredProperty(name: name), fixIts: fixIts)
+    }
+
+    private mutating func mergeStrategy(of variable: VariableDeclSyntax) -> ModelDescription.MergeStrategy {
+        guard let attribute = variable.attributes.attribute(named: "Merge"),
+              let argument = attribute.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
+        else { return .standard }
+        if let member = argument.as(MemberAccessExprSyntax.self), member.base == nil {
+            switch member.declName.baseName.text {
+            case "union": return .union
+            case "counter": return .counter
+            case "mine": return .mine
+            case "theirs": return .theirs
+            default: break
+            }
+        }
+        if let call = argument.as(FunctionCallExprSyntax.self),
+           call.calledExpression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "latest",
+           let field = call.arguments.first?.expression.as(StringLiteralExprSyntax.self)?.representedLiteralValue {
+            latestStrategies.append((field, Syntax(call)))
+            return .latest(field: field)
+        }
+        fail(argument, .unknownMergeStrategy(argument.trimmedDescription))
+        return .standard
+    }
+
+    /// `.latest(by:)` must name a field of the model.
+    mutating func checkMergeStrategies() {
+        let names = Set(fields.map(\.name))
+        for (field, node) in latestStrategies where !names.contains(field) {
+            fail(node, .unknownLatestField(name: field))
+        }
+    }
+}
+
+/// Swift's access levels, ordered from the most restrictive.
+enum AccessLevel: Int, Comparable {
+    case `private`, `fileprivate`, `internal`, `package`, `public`
+
+    static func < (lhs: AccessLevel, rhs: AccessLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The modifier for a generated declaration, followed by a space; empty for internal.
+    var modifier: String {
+        switch self {
+        case .private: "private "
+        case .fileprivate: "fileprivate "
+        case .internal: ""
+        case .package: "package "
+        case .public: "public "
+        }
+    }
+
+    /// The level of a member that must stay as visible as its private or fileprivate type:
+    /// no modifier, which Swift caps at the type's own access.
+    var visibleMemberLevel: AccessLevel { self < .internal ? .internal : self }
+
+    /// A level that a nested struct's member can have and still be seen by its enclosing type.
+    var visibleFromEnclosingType: AccessLevel { self == .private ? .fileprivate : self }
+
+    init?(_ modifier: DeclModifierSyntax) {
+        // `private(set)` and the like say nothing about reading.
+        guard modifier.detail == nil else { return nil }
+        switch modifier.name.tokenKind {
+        case .keyword(.public), .keyword(.open): self = .public
+        case .keyword(.package): self = .package
+        case .keyword(.internal): self = .internal
+        case .keyword(.fileprivate): self = .fileprivate
+        case .keyword(.private): self = .private
+        default: return nil
+        }
+    }
+}
+
+extension WithModifiersSyntax {
+    /// The declared access level; internal without a modifier.
+    var accessLevel: AccessLevel {
+        modifiers.lazy.compactMap(AccessLevel.init).first ?? .internal
     }
 }
 
 extension VariableDeclSyntax {
     var isStatic: Bool {
         modifiers.contains { $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class) }
+    }
+}
+
+extension AttributeListSyntax {
+    func attribute(named name: String) -> AttributeSyntax? {
+        lazy.compactMap { $0.as(AttributeSyntax.self) }
+            .first { $0.attributeName.lastNameComponent == name }
+    }
+
+    /// The first attribute that can only be a property wrapper: not a compiler attribute, not `@Merge`.
+    var propertyWrapperName: String? {
+        let known: Set = ["available", "Merge", "MainActor", "preconcurrency", "objc", "nonobjc", "inlinable", "usableFromInline"]
+        return lazy.compactMap { $0.as(AttributeSyntax.self)?.attributeName.lastNameComponent }
+            .first { !known.contains($0) }
+    }
+}
+
+extension AttributeSyntax {
+    /// The value of `mergeable:` in `@Immutable(mergeable: true)`, when given as a literal.
+    var mergeableArgument: Bool? {
+        guard let arguments = arguments?.as(LabeledExprListSyntax.self),
+              let argument = arguments.first(where: { $0.label?.text == "mergeable" }),
+              let literal = argument.expression.as(BooleanLiteralExprSyntax.self)
+        else { return nil }
+        return literal.literal.tokenKind == .keyword(.true)
     }
 }
 
@@ -130,6 +347,62 @@ extension PatternBindingSyntax {
     }
 }
 
+extension MemberBlockItemListSyntax {
+    /// Whether an initializer takes exactly these argument labels, in this order.
+    func hasInitializer(labels: [String]) -> Bool {
+        contains { member in
+            guard let initializer = member.decl.as(InitializerDeclSyntax.self) else { return false }
+            let parameters = initializer.signature.parameterClause.parameters
+            return parameters.map { $0.firstName.text.filter { $0 != "`" } } == labels
+        }
+    }
+
+    /// Names of typealiases in the struct that stand for function types.
+    var functionTypeAliases: Set<String> {
+        Set(compactMap { member -> String? in
+            guard let alias = member.decl.as(TypeAliasDeclSyntax.self),
+                  alias.initializer.value.isFunction(aliases: [])
+            else { return nil }
+            return alias.name.text
+        })
+    }
+
+    /// Whether `==`/`hash(into:)` and `init(from:)`/`encode(to:)` are written by hand: then the
+    /// model's conformance may skip fields that the mirrors' synthesized one could not.
+    var handWrittenConformanceMembers: (equality: Bool, coding: Bool) {
+        var equality = false
+        var coding = false
+        for member in self {
+            if let function = member.decl.as(FunctionDeclSyntax.self) {
+                let name = function.name.text
+                if name == "==" || name == "hash" { equality = true }
+                if name == "encode" { coding = true }
+            }
+            if let initializer = member.decl.as(InitializerDeclSyntax.self),
+               initializer.signature.parameterClause.parameters.first?.firstName.text == "from" {
+                coding = true
+            }
+        }
+        return (equality, coding)
+    }
+
+    /// The struct's `CodingKeys` enum with only the cases that name fields, and whether it names them all.
+    func codingKeys(for fields: [ModelDescription.Field]) -> (declaration: DeclSyntax, coversEveryField: Bool)? {
+        guard let keys = lazy.compactMap({ $0.decl.as(EnumDeclSyntax.self) }).first(where: { $0.name.text == "CodingKeys" })
+        else { return nil }
+        let fieldNames = Set(fields.map(\.name))
+        let cases = keys.memberBlock.members
+            .compactMap { $0.decl.as(EnumCaseDeclSyntax.self) }
+            .flatMap(\.elements)
+            .filter { fieldNames.contains($0.name.text.filter { $0 != "`" }) }
+        let covered = Set(cases.map { $0.name.text.filter { $0 != "`" } })
+        let inheritance = keys.inheritanceClause?.trimmedDescription ?? ": CodingKey"
+        let body = cases.map { "case \($0.trimmedDescription)" }.joined(separator: "\n")
+        let declaration: DeclSyntax = "enum CodingKeys\(raw: inheritance) {\n\(raw: body)\n}"
+        return (declaration, covered == fieldNames)
+    }
+}
+
 extension TypeSyntax {
     /// Whether the type is spelled as an optional: `T?`, `T!`, `Optional<T>` or `Swift.Optional<T>`.
     var isOptional: Bool {
@@ -145,27 +418,76 @@ extension TypeSyntax {
         return false
     }
 
+    /// The type without redundant parentheses around it: `() -> Void` for `(() -> Void)`.
+    var unparenthesized: TypeSyntax {
+        if let tuple = self.as(TupleTypeSyntax.self), tuple.elements.count == 1,
+           let only = tuple.elements.first, only.firstName == nil, only.ellipsis == nil {
+            return only.type.unparenthesized
+        }
+        return self
+    }
+
+    /// Whether the type is a function type, written directly, in parentheses, with attributes,
+    /// or as one of `aliases`.
+    func isFunction(aliases: Set<String>) -> Bool {
+        let type = unparenthesized
+        if let attributed = type.as(AttributedTypeSyntax.self) { return attributed.baseType.isFunction(aliases: aliases) }
+        if let identifier = type.as(IdentifierTypeSyntax.self) {
+            return identifier.genericArgumentClause == nil && aliases.contains(identifier.name.text)
+        }
+        return type.is(FunctionTypeSyntax.self)
+    }
+
+    /// `T?` for this type `T`, in parentheses where `?` would bind to part of it.
+    var optionalSpelling: String {
+        let simple = self.is(IdentifierTypeSyntax.self) || self.is(MemberTypeSyntax.self)
+            || self.is(ArrayTypeSyntax.self) || self.is(DictionaryTypeSyntax.self)
+            || self.is(TupleTypeSyntax.self) || self.is(OptionalTypeSyntax.self)
+        return simple ? "\(trimmedDescription)?" : "(\(trimmedDescription))?"
+    }
+
     /// The last component of a type name: `Hashable` for `Swift.Hashable`.
     var lastNameComponent: String {
         if let identifier = self.as(IdentifierTypeSyntax.self) { return identifier.name.text }
         if let member = self.as(MemberTypeSyntax.self) { return member.name.text }
         return trimmedDescription
     }
+
+    /// The protocols an inheritance clause entry names: each member of a composition `A & B`.
+    var protocolNames: [String] {
+        if let composition = self.as(CompositionTypeSyntax.self) {
+            return composition.elements.flatMap(\.type.protocolNames)
+        }
+        if let attributed = self.as(AttributedTypeSyntax.self) { return attributed.baseType.protocolNames }
+        return [lastNameComponent]
+    }
+
+    /// This type with `Self` and the model's own bare name replaced by `alias`, for use inside a nested struct.
+    func spellingModel(named typeName: String, as alias: String) -> TypeSyntax {
+        ModelNameRewriter(typeName: typeName, alias: alias).rewrite(self).cast(TypeSyntax.self)
+    }
 }
 
-extension StructDeclSyntax {
-    /// The struct's access level as a modifier for generated members; `private` becomes `fileprivate`
-    /// so that the members stay visible to the rest of the file.
-    var generatedAccessModifier: String {
-        for modifier in modifiers {
-            switch modifier.name.tokenKind {
-            case .keyword(.public), .keyword(.open): return "public "
-            case .keyword(.package): return "package "
-            case .keyword(.fileprivate), .keyword(.private): return "fileprivate "
-            case .keyword(.internal): return ""
-            default: continue
-            }
-        }
-        return ""
+/// Replaces `Self` and `Model` (without generic arguments, so meaning the model itself) by an alias.
+private final class ModelNameRewriter: SyntaxRewriter {
+    let typeName: String
+    let alias: String
+
+    init(typeName: String, alias: String) {
+        self.typeName = typeName
+        self.alias = alias
+        super.init(viewMode: .sourceAccurate)
+    }
+
+    override func visit(_ node: IdentifierTypeSyntax) -> TypeSyntax {
+        guard node.genericArgumentClause == nil,
+              node.name.tokenKind == .keyword(.Self) || node.name.text == typeName
+        else { return super.visit(node) }
+        return TypeSyntax(node.with(\.name, .identifier(alias, leadingTrivia: node.name.leadingTrivia, trailingTrivia: node.name.trailingTrivia)))
+    }
+
+    override func visit(_ node: MemberTypeSyntax) -> TypeSyntax {
+        // Only the base of `A.B` can name the model; `B` is one of its members.
+        TypeSyntax(node.with(\.baseType, rewrite(node.baseType).cast(TypeSyntax.self)))
     }
 }

@@ -32,12 +32,47 @@
 /// Computed and static properties are ignored; stored properties with an
 /// initial value cannot be set, so they are left out of everything that sets fields.
 ///
-/// Applying the macro to anything but a struct, declaring a stored `var`, or a
-/// stored property without a type annotation is a compile-time error.
+/// Every generated member and conformance is `nonisolated`: models work in modules built
+/// with `defaultIsolation(MainActor.self)` and on `@MainActor` structs, and merge off the main actor.
+/// Generated members are as visible as the type and the fields they expose: a member exposing a
+/// `private` or `internal` field is no more visible than that field.
+/// An initializer the struct already declares with the memberwise labels is kept.
+/// `Draft` and `Partial` use the struct's `CodingKeys`, so the model's JSON decodes as them.
+///
+/// Applying the macro to anything but a struct, declaring a stored `var` (`lazy` or wrapped
+/// ones included), a stored property without a type annotation, a tuple pattern, or a stored
+/// property inside `#if` is a compile-time error. A `private` struct nested in another type
+/// must declare `ImmutableModel` (and `Mergeable`) itself: its extensions cannot name it.
 @attached(
     member,
-    names: named(init), named(with), named(update), named(updating), named(draft),
-    named(Draft), named(Partial), named(fieldNames)
+    names: named(init), named(with), named(update), named(updating), named(makeDraft),
+    named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf)
 )
-@attached(extension, conformances: ImmutableModel, Mergeable, names: named(merge))
+@attached(extension, conformances: ImmutableModel, Mergeable)
 public macro Immutable() = #externalMacro(module: "AmberMacros", type: "ImmutableMacro")
+
+/// ``Immutable()`` with ``Mergeable`` chosen explicitly, for when the declaration does not show it.
+///
+/// The macro sees only the struct's own declaration. Conformance to `Mergeable` follows
+/// `Equatable`, `Hashable` or `Comparable` in its inheritance clause; when `Equatable` comes
+/// from an extension or a typealias, say so:
+///
+/// ```swift
+/// typealias Model = Identifiable & Hashable & Sendable
+///
+/// @Immutable(mergeable: true)
+/// struct Note: Model {
+///     let id: UUID
+///     let text: String
+/// }
+/// ```
+///
+/// - Parameter mergeable: Whether to generate `merge` and the ``Mergeable`` conformance.
+///   A field whose type is not `Equatable` then keeps `mine` whenever `mine` and `theirs` differ.
+@attached(
+    member,
+    names: named(init), named(with), named(update), named(updating), named(makeDraft),
+    named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf)
+)
+@attached(extension, conformances: ImmutableModel, Mergeable)
+public macro Immutable(mergeable: Bool) = #externalMacro(module: "AmberMacros", type: "ImmutableMacro")

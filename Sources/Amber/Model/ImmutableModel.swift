@@ -17,7 +17,17 @@ public protocol ImmutableModel {
     /// Creates a model from a finished draft.
     init(_ draft: Draft)
     /// A mutable copy of this value's fields.
-    var draft: Draft { get }
+    ///
+    /// Generated models expose it as ``draft``; this name leaves `draft` free for a field.
+    func makeDraft() -> Draft
     /// The settable stored properties, in declaration order.
     static var fieldNames: [String] { get }
+}
+
+extension ImmutableModel {
+    /// A mutable copy of this value's fields: ``makeDraft()``.
+    ///
+    /// A model with a field named `draft` keeps its field under that name; ``makeDraft()``
+    /// still gives the draft.
+    public var draft: Draft { makeDraft() }
 }

@@ -1,7 +1,7 @@
 /// A value that can be merged field by field against a common base.
 ///
-/// ``Immutable()`` generates the conformance for types that declare `Equatable`
-/// or `Hashable`. ``Editor`` uses it to rebase an edit in progress onto a newer
+/// ``Immutable()`` generates the conformance for types that declare `Equatable`,
+/// `Hashable` or `Comparable`, and ``Immutable(mergeable:)`` on request. ``Editor`` uses it to rebase an edit in progress onto a newer
 /// stored value.
 public protocol Mergeable {
     /// Three-way merge, field by field.
@@ -53,4 +53,71 @@ public func _mergeField<T: Equatable>(
     if mine == base { return theirs }
     if theirs != base && theirs != mine { conflicts.append(name) }
     return mine
+}
+
+/// Merges a field that is not `Equatable` as far as the generated code can tell; used by code
+/// that ``Immutable(mergeable:)`` generates.
+///
+/// A value that is `Equatable` at run time merges as in the `Equatable` overload; any other
+/// value (a closure) cannot be compared, so it keeps `mine`, without a conflict.
+@inlinable
+public func _mergeField<T>(
+    _ name: String, base: T, mine: T, theirs: T, conflicts: inout [String]
+) -> T {
+    guard let mine = mine as? any Equatable else { return mine }
+    return _mergeOpened(name, mine: mine, base: base, theirs: theirs, conflicts: &conflicts) as? T ?? theirs
+}
+
+@usableFromInline
+func _mergeOpened<E: Equatable>(
+    _ name: String, mine: E, base: Any, theirs: Any, conflicts: inout [String]
+) -> E {
+    guard let base = base as? E, let theirs = theirs as? E else { return mine }
+    return _mergeField(name, base: base, mine: mine, theirs: theirs, conflicts: &conflicts)
+}
+
+/// Merges a field whose conflicts have a known winner; used by `@Merge(.mine)`, `.theirs` and `.latest(by:)`.
+///
+/// - Returns: The side that changed; when both changed, `mine` if `mineWins`, otherwise `theirs`.
+@inlinable
+public func _mergePreferring<T: Equatable>(base: T, mine: T, theirs: T, mineWins: @autoclosure () -> Bool) -> T {
+    if mine == base { return theirs }
+    if theirs == base { return mine }
+    return mineWins() ? mine : theirs
+}
+
+/// Merges a counter: the base plus both sides' changes; used by `@Merge(.counter)`.
+@inlinable
+public func _mergeCounter<T: AdditiveArithmetic>(base: T, mine: T, theirs: T) -> T {
+    base + (mine - base) + (theirs - base)
+}
+
+/// A three-way set merge of an array; used by `@Merge(.union)`.
+///
+/// - Returns: `mine`'s elements that `theirs` did not remove, in `mine`'s order, then the
+///   elements `theirs` added that `mine` does not hold, in `theirs`' order.
+/// - Complexity: O(*n*) in the total number of elements.
+@inlinable
+public func _mergeUnion<C: RangeReplaceableCollection>(base: C, mine: C, theirs: C) -> C where C.Element: Hashable {
+    let baseElements = Set(base)
+    let theirElements = Set(theirs)
+    let mineElements = Set(mine)
+    var merged = C()
+    for element in mine where !baseElements.contains(element) || theirElements.contains(element) {
+        merged.append(element)
+    }
+    for element in theirs where !baseElements.contains(element) && !mineElements.contains(element) {
+        merged.append(element)
+    }
+    return merged
+}
+
+/// A three-way set merge of a set; used by `@Merge(.union)`.
+///
+/// - Returns: `base`, plus what either side added, minus what either side removed.
+@inlinable
+public func _mergeUnion<T: Hashable>(base: Set<T>, mine: Set<T>, theirs: Set<T>) -> Set<T> {
+    base.intersection(mine).intersection(theirs)
+        .union(mine.subtracting(base))
+        .union(theirs.subtracting(base))
 }
