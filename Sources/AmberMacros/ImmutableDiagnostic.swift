@@ -12,7 +12,6 @@ enum ImmutableDiagnostic: DiagnosticMessage {
     case reservedName(name: String)
     case unknownMergeStrategy(String)
     case unknownLatestField(name: String)
-    case privateNestedType(name: String, conformances: String)
 
     var message: String {
         switch self {
@@ -38,8 +37,6 @@ enum ImmutableDiagnostic: DiagnosticMessage {
             "unknown merge strategy '\(strategy)'; use .union, .counter, .mine, .theirs or .latest(by: \"field\")"
         case .unknownLatestField(let name):
             "'.latest(by:)' names '\(name)', which is not a settable stored property of this model"
-        case .privateNestedType(let name, let conformances):
-            "a private nested type cannot get conformances from '@Immutable'; declare them: 'struct \(name): \(conformances)'"
         }
     }
 
@@ -55,7 +52,6 @@ enum ImmutableDiagnostic: DiagnosticMessage {
         case .reservedName: "reservedName"
         case .unknownMergeStrategy: "unknownMergeStrategy"
         case .unknownLatestField: "unknownLatestField"
-        case .privateNestedType: "privateNestedType"
         }
         return MessageID(domain: "AmberMacros", id: id)
     }
@@ -66,19 +62,14 @@ enum ImmutableDiagnostic: DiagnosticMessage {
 /// The fix-its attached to ``ImmutableDiagnostic``.
 enum ImmutableFixIt: FixItMessage {
     case replaceVarWithLet
-    case declareConformances(String)
 
     var message: String {
         switch self {
         case .replaceVarWithLet: "Replace 'var' with 'let'"
-        case .declareConformances(let conformances): "Declare '\(conformances)'"
         }
     }
 
     var fixItID: MessageID {
-        switch self {
-        case .replaceVarWithLet: MessageID(domain: "AmberMacros", id: "replaceVarWithLet")
-        case .declareConformances: MessageID(domain: "AmberMacros", id: "declareConformances")
-        }
+        MessageID(domain: "AmberMacros", id: "replaceVarWithLet")
     }
 }

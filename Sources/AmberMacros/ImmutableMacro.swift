@@ -18,9 +18,6 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
         guard let model = ModelDescription.read(declaration, attribute: node, diagnose: context.diagnose) else {
             return []
         }
-        if let structDecl = declaration.as(StructDeclSyntax.self), !context.lexicalContext.isEmpty {
-            diagnoseUndeclaredConformances(of: structDecl, model: model, in: context)
-        }
         return model.members
     }
 
@@ -33,8 +30,8 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
     ) throws -> [ExtensionDeclSyntax] {
         // The member role reports the problems; reporting them twice helps nobody.
         guard let model = ModelDescription.read(declaration, attribute: node, diagnose: nil) else { return [] }
-        // A private nested type cannot be named at file scope, where extensions go: the member role
-        // asks the user to declare the conformances instead.
+        // A private nested type cannot be named at file scope, where extensions go. Its members are
+        // generated all the same, and satisfy the conformances that the type declares itself.
         if declaration.as(StructDeclSyntax.self)?.accessLevel == .private && type.is(MemberTypeSyntax.self) { return [] }
         let requested = Set(protocols.map(\.lastNameComponent))
         var extensions: [ExtensionDeclSyntax] = []
@@ -45,40 +42,6 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
             extensions.append(try ExtensionDeclSyntax("nonisolated extension \(type.trimmed): Amber.Mergeable {}"))
         }
         return extensions
-    }
-
-    /// A private type nested in another cannot be extended at file scope, so its conformances
-    /// must be in its own inheritance clause: the members that satisfy them are generated.
-    private static func diagnoseUndeclaredConformances(
-        of structDecl: StructDeclSyntax,
-        model: ModelDescription,
-        in context: some MacroExpansionContext
-    ) {
-        guard structDecl.accessLevel == .private else { return }
-        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? [])
-        let missing = ["ImmutableModel"] + (model.isMergeable ? ["Mergeable"] : [])
-        let undeclared = missing.filter { !declared.contains($0) }
-        guard !undeclared.isEmpty else { return }
-        let inherited = (structDecl.inheritanceClause?.inheritedTypes.map(\.type.trimmedDescription) ?? []) + undeclared
-        let clause = inherited.joined(separator: ", ")
-        let fixed = structDecl.with(\.name.trailingTrivia, [])
-            .with(\.inheritanceClause, InheritanceClauseSyntax(
-                inheritedTypes: InheritedTypeListSyntax(inherited.enumerated().map { index, name in
-                    InheritedTypeSyntax(
-                        type: TypeSyntax(stringLiteral: name),
-                        trailingComma: index < inherited.count - 1 ? .commaToken(trailingTrivia: .space) : nil
-                    )
-                }),
-                trailingTrivia: .space
-            ))
-        context.diagnose(Diagnostic(
-            node: Syntax(structDecl.name),
-            message: ImmutableDiagnostic.privateNestedType(name: structDecl.name.text, conformances: clause),
-            fixIts: [FixIt(
-                message: ImmutableFixIt.declareConformances(undeclared.joined(separator: ", ")),
-                changes: [.replace(oldNode: Syntax(structDecl), newNode: Syntax(fixed))]
-            )]
-        ))
     }
 }
 
