@@ -12,6 +12,7 @@ enum ImmutableDiagnostic: DiagnosticMessage {
     case reservedName(name: String)
     case unknownMergeStrategy(String)
     case unknownLatestField(name: String)
+    case modelNamedLikeGeneratedType(name: String)
 
     var message: String {
         switch self {
@@ -35,6 +36,8 @@ enum ImmutableDiagnostic: DiagnosticMessage {
             "'@Immutable' cannot generate an initializer parameter named '\(name)'; rename the property"
         case .unknownMergeStrategy(let strategy):
             "unknown merge strategy '\(strategy)'; use .union, .counter, .mine, .theirs or .latest(by: \"field\")"
+        case .modelNamedLikeGeneratedType(let name):
+            "inside the model, '\(name)' names the '\(name)' that '@Immutable' generates; write 'Self' for the model"
         case .unknownLatestField(let name):
             "'.latest(by:)' names '\(name)', which is not a settable stored property of this model"
         }
@@ -52,6 +55,7 @@ enum ImmutableDiagnostic: DiagnosticMessage {
         case .reservedName: "reservedName"
         case .unknownMergeStrategy: "unknownMergeStrategy"
         case .unknownLatestField: "unknownLatestField"
+        case .modelNamedLikeGeneratedType: "modelNamedLikeGeneratedType"
         }
         return MessageID(domain: "AmberMacros", id: id)
     }

@@ -184,10 +184,16 @@ private struct FieldReader {
                 continue
             }
             // `let a, b: Int` gives `a` the type written after `b`.
-            let type = binding.typeAnnotation?.type
+            let annotation = binding.typeAnnotation?.type
                 ?? bindings[index...].lazy.compactMap { $0.typeAnnotation?.type }.first
-            guard let type = type?.trimmed else {
+            guard let annotation else {
                 fail(pattern, .missingTypeAnnotation(name: name))
+                continue
+            }
+            let type = annotation.trimmed
+            // Inside a model named `Draft` or `Partial`, its bare name means the generated nested struct.
+            if ["Draft", "Partial"].contains(typeName) && type.mentions(typeName) {
+                fail(annotation, .modelNamedLikeGeneratedType(name: typeName))
                 continue
             }
             fields.append(ModelDescription.Field(
@@ -397,7 +403,7 @@ extension MemberBlockItemListSyntax {
             .filter { fieldNames.contains($0.name.text.filter { $0 != "`" }) }
         let covered = Set(cases.map { $0.name.text.filter { $0 != "`" } })
         let inheritance = keys.inheritanceClause?.trimmedDescription ?? ": CodingKey"
-        let body = cases.map { "case \($0.trimmedDescription)" }.joined(separator: "\n")
+        let body = cases.map { "case \($0.with(\.trailingComma, nil).trimmedDescription)" }.joined(separator: "\n")
         let declaration: DeclSyntax = "enum CodingKeys\(raw: inheritance) {\n\(raw: body)\n}"
         return (declaration, covered == fieldNames)
     }
@@ -460,6 +466,11 @@ extension TypeSyntax {
         }
         if let attributed = self.as(AttributedTypeSyntax.self) { return attributed.baseType.protocolNames }
         return [lastNameComponent]
+    }
+
+    /// Whether the type names `name` unqualified, anywhere inside it.
+    func mentions(_ name: String) -> Bool {
+        tokens(viewMode: .sourceAccurate).contains { $0.text == name }
     }
 
     /// This type with `Self` and the model's own bare name replaced by `alias`, for use inside a nested struct.

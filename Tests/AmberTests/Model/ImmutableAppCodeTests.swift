@@ -196,8 +196,7 @@ struct Article: Codable, Equatable {
     let kind = "article"
 
     enum CodingKeys: String, CodingKey {
-        case id
-        case title = "headline"
+        case id, title = "headline"
         case body = "text"
         case kind
     }
