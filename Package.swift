@@ -86,11 +86,16 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ]
         ),
-        // Models in a module whose declarations are main-actor isolated by default, as in new app targets.
+        // Models in a module built like a new Xcode 26 app target: main-actor isolation by default,
+        // and the "approachable concurrency" features.
         .testTarget(
             name: "AmberDefaultIsolationTests",
             dependencies: ["Amber"],
-            swiftSettings: [.defaultIsolation(MainActor.self)]
+            swiftSettings: [
+                .defaultIsolation(MainActor.self),
+                .enableUpcomingFeature("InferIsolatedConformances"),
+                .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+            ]
         ),
         .testTarget(
             name: "AmberSQLiteTests",
