@@ -94,11 +94,15 @@ public func _mergeCounter<T: AdditiveArithmetic>(base: T, mine: T, theirs: T) ->
 
 /// A three-way set merge of an array; used by `@Merge(.union)`.
 ///
-/// - Returns: `mine`'s elements that `theirs` did not remove, in `mine`'s order, then the
-///   elements `theirs` added that `mine` does not hold, in `theirs`' order.
+/// - Returns: The side that changed, when only one did; otherwise `mine`'s elements that
+///   `theirs` did not remove, in `mine`'s order, then the elements `theirs` added that `mine`
+///   does not hold, in `theirs`' order.
 /// - Complexity: O(*n*) in the total number of elements.
 @inlinable
 public func _mergeUnion<C: RangeReplaceableCollection>(base: C, mine: C, theirs: C) -> C where C.Element: Hashable {
+    // A side that did not change keeps the other side's order and duplicates exactly.
+    if mine.elementsEqual(base) { return theirs }
+    if theirs.elementsEqual(base) { return mine }
     let baseElements = Set(base)
     let theirElements = Set(theirs)
     let mineElements = Set(mine)
