@@ -51,6 +51,7 @@ extension ModelDescription {
         members += fields.map(withMethod)
         members += [updateMethod, selfAliasDeclaration, draftStruct, draftInit, makeDraftMethod, updatingMethod, partialStruct, fieldNamesProperty]
         if isMergeable { members.append(mergeMethod) }
+        if hasDeprecatedField { members += deprecatedFieldWitnesses }
         return members
     }
 
@@ -73,7 +74,9 @@ extension ModelDescription {
         let parameters = fields
             .map { "\($0.name): \($0.parameterType)\($0.isOptional ? " = nil" : "")" }
             .joined(separator: ", ")
-        let assignments = fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
+        let assignments = hasDeprecatedField
+            ? "self = Amber._immutableModel(fields: Draft(\(arguments { $0.identifier })))"
+            : fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
         return """
             \(raw: access(exposing: fields))nonisolated init(\(raw: parameters)) {
             \(raw: assignments)
@@ -82,11 +85,13 @@ extension ModelDescription {
     }
 
     private func withMethod(_ field: Field) -> DeclSyntax {
-        let arguments = arguments { $0.name == field.name ? $0.identifier : "self.\($0.identifier)" }
+        let body = hasDeprecatedField
+            ? "updating { $0.\(field.identifier) = \(field.identifier) }"
+            : "Self(\(arguments { $0.name == field.name ? $0.identifier : "self.\($0.identifier)" }))"
         return """
             /// A copy with `\(raw: field.name)` replaced\(raw: field.isOptional ? "; `nil` clears it" : "").
             \(raw: access(exposing: [field]))nonisolated func with(\(raw: field.name): \(raw: field.parameterType)) -> Self {
-            Self(\(raw: arguments))
+            \(raw: body)
             }
             """
     }
@@ -94,12 +99,20 @@ extension ModelDescription {
     private var updateMethod: DeclSyntax {
         let required = fields.filter { !$0.isOptional }
         let parameters = required.map { "\($0.name): \($0.optionalType) = nil" }.joined(separator: ", ")
-        let arguments = arguments { $0.isOptional ? "self.\($0.identifier)" : "\($0.identifier) ?? self.\($0.identifier)" }
+        let body: String
+        if !hasDeprecatedField {
+            body = "Self(\(arguments { $0.isOptional ? "self.\($0.identifier)" : "\($0.identifier) ?? self.\($0.identifier)" }))"
+        } else if required.isEmpty {
+            body = "self"
+        } else {
+            let assignments = required.map { "$0.\($0.identifier) = \($0.identifier) ?? $0.\($0.identifier)" }
+            body = "updating {\n\(assignments.joined(separator: "\n"))\n}"
+        }
         return """
             /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
             /// Use `with` to change or clear an optional field.
             \(raw: access(exposing: required))nonisolated func update(\(raw: parameters)) -> Self {
-            Self(\(raw: arguments))
+            \(raw: body)
             }
             """
     }
@@ -153,7 +166,7 @@ extension ModelDescription {
         """
         /// A mutable copy of this value's fields; also available as `draft`\(raw: hasDraftField ? " in generic code" : "").
         \(raw: typeAccess.modifier)nonisolated func makeDraft() -> Draft {
-        Draft(\(raw: arguments { "self.\($0.identifier)" }))
+        \(raw: hasDeprecatedField ? "Amber._immutableFields(of: self)" : "Draft(\(arguments { "self.\($0.identifier)" }))")
         }
         """
     }
@@ -173,7 +186,9 @@ extension ModelDescription {
         let alias = Self.selfAlias
         let properties = fields.map { "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.partialType) = nil" }
             .joined(separator: "\n")
-        let copies = fields.map { "self.\($0.identifier) = value.\($0.identifier)" }.joined(separator: "\n")
+        let copies = (hasDeprecatedField ? ["let value = Amber._immutableFields(of: value)"] : [])
+            + fields.map { "self.\($0.identifier) = value.\($0.identifier)" }
+        let copying = copies.joined(separator: "\n")
         let required = fields.filter { !$0.isOptional }
         let completion: String
         if required.isEmpty {
@@ -203,7 +218,7 @@ extension ModelDescription {
             }
             /// A partial value holding every field of `value`.
             \(raw: access)init(_ value: \(raw: alias)) {
-            \(raw: copies)
+            \(raw: copying)
             }
             /// The finished value.
             /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
@@ -225,8 +240,14 @@ extension ModelDescription {
     }
 
     private var mergeMethod: DeclSyntax {
+        let reads = hasDeprecatedField ? """
+            let base = Amber._immutableFields(of: base)
+            let mine = Amber._immutableFields(of: mine)
+            let theirs = Amber._immutableFields(of: theirs)
+
+            """ : ""
         let body = fields.isEmpty ? "Amber.MergeResult(value: mine, conflicts: [])" : """
-            var conflicts: [String] = []
+            \(reads)var conflicts: [String] = []
             let value = Self(
             \(fields.map(mergedArgument).joined(separator: ",\n"))
             )
@@ -239,6 +260,26 @@ extension ModelDescription {
             \(raw: body)
             }
             """
+    }
+
+    /// The only generated code that names deprecated fields: deprecated witnesses, which do not warn
+    /// themselves, called through `ImmutableModel` by the rest, so that their callers do not warn either.
+    private var deprecatedFieldWitnesses: [DeclSyntax] {
+        let message = "@available(*, deprecated, message: \"reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()\")"
+        return [
+            """
+            \(raw: message)
+            \(raw: typeAccess.modifier)nonisolated init(_immutableFields fields: Draft) {
+            \(raw: fields.map { "self.\($0.identifier) = fields.\($0.identifier)" }.joined(separator: "\n"))
+            }
+            """,
+            """
+            \(raw: message)
+            \(raw: typeAccess.modifier)nonisolated func _immutableFields() -> Draft {
+            Draft(\(raw: arguments { "self.\($0.identifier)" }))
+            }
+            """,
+        ]
     }
 
     private func mergedArgument(_ field: Field) -> String {

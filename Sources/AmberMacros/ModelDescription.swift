@@ -22,6 +22,9 @@ struct ModelDescription {
         let access: AccessLevel
         /// How `merge` settles this field, from a `@Merge(...)` attribute.
         let mergeStrategy: MergeStrategy
+        /// Whether the property is `@available(..., deprecated...)`: generated code must not name it
+        /// outside a deprecated declaration, or every use would warn.
+        let isDeprecated: Bool
 
         /// The type of this field in `Partial`: optional once, whatever the property's type.
         var partialType: String {
@@ -67,6 +70,8 @@ struct ModelDescription {
     let hasMemberwiseInit: Bool
     /// A field is named `draft`: the user's property keeps the name, and `draft` comes from `ImmutableModel`.
     let hasDraftField: Bool
+    /// Some field is deprecated: only deprecated witnesses of `ImmutableModel`'s storage requirements touch the fields.
+    var hasDeprecatedField: Bool { fields.contains(where: \.isDeprecated) }
     /// The struct's `CodingKeys` restricted to the fields, for `Draft` and `Partial`.
     let codingKeys: DeclSyntax?
 
@@ -204,7 +209,8 @@ private struct FieldReader {
                 isOptional: type.isOptional,
                 isFunction: type.isFunction(aliases: members.functionTypeAliases),
                 access: variable.accessLevel,
-                mergeStrategy: mergeStrategy(of: variable)
+                mergeStrategy: mergeStrategy(of: variable),
+                isDeprecated: variable.attributes.isDeprecated
             ))
         }
     }
@@ -313,6 +319,15 @@ extension VariableDeclSyntax {
 }
 
 extension AttributeListSyntax {
+    /// Whether an `@available` attribute deprecates the declaration.
+    var isDeprecated: Bool {
+        contains { element in
+            guard let attribute = element.as(AttributeSyntax.self),
+                  attribute.attributeName.lastNameComponent == "available" else { return false }
+            return attribute.arguments?.tokens(viewMode: .sourceAccurate).contains { $0.text == "deprecated" } ?? false
+        }
+    }
+
     func attribute(named name: String) -> AttributeSyntax? {
         lazy.compactMap { $0.as(AttributeSyntax.self) }
             .first { $0.attributeName.lastNameComponent == name }

@@ -1374,6 +1374,148 @@ struct ImmutableAppCodeMacroTests {
         }
     }
 
+    @Test func deprecatedFieldIsNamedOnlyInDeprecatedWitnesses() {
+        assertMacro {
+            """
+            @Immutable
+            struct Legacy: Equatable {
+                @available(*, deprecated, message: "use title")
+                let name: String
+                let title: String?
+            }
+            """
+        } expansion: {
+            """
+            struct Legacy: Equatable {
+                @available(*, deprecated, message: "use title")
+                let name: String
+                let title: String?
+
+                nonisolated init(name: String, title: String? = nil) {
+                    self = Amber._immutableModel(fields: Draft(name: name, title: title))
+                }
+
+                /// A copy with `name` replaced.
+                nonisolated func with(name: String) -> Self {
+                    updating {
+                        $0.name = name
+                    }
+                }
+
+                /// A copy with `title` replaced; `nil` clears it.
+                nonisolated func with(title: String?) -> Self {
+                    updating {
+                        $0.title = title
+                    }
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                nonisolated func update(name: String? = nil) -> Self {
+                    updating {
+                        $0.name = name ?? $0.name
+                    }
+                }
+
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
+                /// A mutable mirror of `Legacy`, turned back into a value with `Legacy(draft)`.
+                nonisolated struct Draft: Equatable {
+                    var name: String
+                    var title: String?
+
+                    init(name: String, title: String?) {
+                        self.name = name
+                        self.title = title
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                nonisolated init(_ draft: Draft) {
+                    self.init(name: draft.name, title: draft.title)
+                }
+
+                /// A mutable copy of this value's fields; also available as `draft`.
+                nonisolated func makeDraft() -> Draft {
+                    Amber._immutableFields(of: self)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
+                    try edit(&draft)
+                    return Self(draft)
+                }
+
+                /// `Legacy` under construction: every field optional until `completed()`.
+                nonisolated struct Partial: Equatable {
+                    var name: String? = nil
+                    var title: String? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: ImmutableSelf) {
+                        let value = Amber._immutableFields(of: value)
+                        self.name = value.name
+                        self.title = value.title
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
+                        guard let name = self.name else {
+                            var missingFields: [String] = []
+                            if self.name == nil {
+                                missingFields.append("name")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Legacy", missingFields: missingFields)
+                        }
+                        return ImmutableSelf(name: name, title: self.title)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                nonisolated static var fieldNames: [String] {
+                    ["name", "title"]
+                }
+
+                /// Three-way merge, field by field: a field changed on one side takes that side;
+                /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
+                nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                    let base = Amber._immutableFields(of: base)
+                    let mine = Amber._immutableFields(of: mine)
+                    let theirs = Amber._immutableFields(of: theirs)
+                    var conflicts: [String] = []
+                    let value = Self(
+                        name: Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts),
+                        title: Amber._mergeField("title", base: base.title, mine: mine.title, theirs: theirs.title, conflicts: &conflicts)
+                    )
+                    return Amber.MergeResult(value: value, conflicts: conflicts)
+                }
+
+                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.name = fields.name
+                    self.title = fields.title
+                }
+
+                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
+                nonisolated func _immutableFields() -> Draft {
+                    Draft(name: self.name, title: self.title)
+                }
+            }
+
+            nonisolated extension Legacy: Amber.ImmutableModel {
+            }
+
+            nonisolated extension Legacy: Amber.Mergeable {
+            }
+            """
+        }
+    }
+
     @Test func fieldNamedSelfIsDiagnosed() {
         assertMacro {
             """

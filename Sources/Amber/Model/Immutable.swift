@@ -46,7 +46,8 @@
 @attached(
     member,
     names: named(init), named(with), named(update), named(updating), named(makeDraft),
-    named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf)
+    named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf),
+    named(_immutableFields)
 )
 @attached(extension, conformances: ImmutableModel, Mergeable)
 public macro Immutable() = #externalMacro(module: "AmberMacros", type: "ImmutableMacro")
@@ -72,7 +73,8 @@ public macro Immutable() = #externalMacro(module: "AmberMacros", type: "Immutabl
 @attached(
     member,
     names: named(init), named(with), named(update), named(updating), named(makeDraft),
-    named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf)
+    named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf),
+    named(_immutableFields)
 )
 @attached(extension, conformances: ImmutableModel, Mergeable)
 public macro Immutable(mergeable: Bool) = #externalMacro(module: "AmberMacros", type: "ImmutableMacro")

@@ -324,3 +324,36 @@ private func isImmutableModel(_ type: Any.Type) -> Bool { type is any ImmutableM
 private func isHashable(_ type: Any.Type) -> Bool { type is any Hashable.Type }
 private func isEquatable(_ type: Any.Type) -> Bool { type is any Equatable.Type }
 private func isDecodable(_ type: Any.Type) -> Bool { type is any Decodable.Type }
+
+// MARK: 8. Deprecated fields: no warning from generated code (the build has none)
+
+@Immutable
+struct Legacy: Hashable, Codable, Sendable {
+    let id: Int
+    @available(*, deprecated, message: "use title")
+    let name: String
+    let title: String?
+    @Merge(.latest(by: "id")) let note: String
+}
+
+@Suite struct DeprecatedFieldTests {
+    @Test func modelWithADeprecatedFieldHasTheWholeAPI() throws {
+        let legacy = Legacy(id: 1, name: "old", title: nil, note: "n")
+        #expect(legacy.with(title: "new").title == "new")
+        #expect(legacy.update(id: 2).id == 2)
+        #expect(legacy.draft.name == "old")
+        #expect(Legacy(legacy.draft.with { $0.name = "renamed" }).draft.name == "renamed")
+        #expect(try Legacy.Partial(legacy).completed() == legacy)
+        let merged = Legacy.merge(base: legacy, mine: legacy.with(note: "m"), theirs: legacy.with(title: "t"))
+        #expect(merged.value == legacy.with(note: "m").with(title: "t"))
+        #expect(Legacy.fieldNames == ["id", "name", "title", "note"])
+    }
+}
+
+private extension Legacy.Draft {
+    func with(_ edit: (inout Self) -> Void) -> Self {
+        var copy = self
+        edit(&copy)
+        return copy
+    }
+}
