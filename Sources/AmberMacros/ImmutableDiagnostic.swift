@@ -13,6 +13,7 @@ enum ImmutableDiagnostic: DiagnosticMessage {
     case unknownMergeStrategy(String)
     case unknownLatestField(name: String)
     case modelNamedLikeGeneratedType(name: String)
+    case ignoredPropertyNotInitialized(name: String, initializer: String)
 
     var message: String {
         switch self {
@@ -38,6 +39,9 @@ enum ImmutableDiagnostic: DiagnosticMessage {
             "unknown merge strategy '\(strategy)'; use .union, .counter, .mine, .theirs or .latest(by: \"field\")"
         case .modelNamedLikeGeneratedType(let name):
             "inside the model, '\(name)' names the '\(name)' that '@Immutable' generates; write 'Self' for the model"
+        case .ignoredPropertyNotInitialized(let name, let initializer):
+            "'@ImmutableIgnored' leaves '\(name)' out of the generated initializer; "
+                + "give it an initial value, or write '\(initializer)' that sets it"
         case .unknownLatestField(let name):
             "'.latest(by:)' names '\(name)', which is not a settable stored property of this model"
         }
@@ -56,6 +60,7 @@ enum ImmutableDiagnostic: DiagnosticMessage {
         case .unknownMergeStrategy: "unknownMergeStrategy"
         case .unknownLatestField: "unknownLatestField"
         case .modelNamedLikeGeneratedType: "modelNamedLikeGeneratedType"
+        case .ignoredPropertyNotInitialized: "ignoredPropertyNotInitialized"
         }
         return MessageID(domain: "AmberMacros", id: id)
     }

@@ -92,6 +92,8 @@ struct ModelDescription {
         var reader = FieldReader(typeName: typeName, members: structDecl.memberBlock.members, diagnose: diagnose)
         reader.read(structDecl.memberBlock.members, insideIfConfig: false)
         reader.checkMergeStrategies()
+        let hasMemberwiseInit = structDecl.memberBlock.members.hasInitializer(labels: reader.fields.map(\.name))
+        reader.checkIgnoredProperties(hasMemberwiseInit: hasMemberwiseInit)
         guard reader.isValid else { return nil }
         let fields = reader.fields
 
@@ -125,7 +127,7 @@ struct ModelDescription {
             fields: fields,
             mirroredConformances: mirrored,
             isMergeable: attribute.mergeableArgument ?? declaresEquatable,
-            hasMemberwiseInit: structDecl.memberBlock.members.hasInitializer(labels: fields.map(\.name)),
+            hasMemberwiseInit: hasMemberwiseInit,
             hasDraftField: fields.contains { $0.name == "draft" },
             codingKeys: codingKeys?.declaration
         )
@@ -141,6 +143,8 @@ private struct FieldReader {
     var isValid = true
     /// The `.latest(by:)` strategies, checked once every field is known.
     var latestStrategies: [(field: String, node: Syntax)] = []
+    /// Properties marked `@ImmutableIgnored` that something must still initialize.
+    var ignoredProperties: [(name: String, attribute: AttributeSyntax)] = []
 
     init(typeName: String, members: MemberBlockItemListSyntax, diagnose: ((Diagnostic) -> Void)?) {
         self.typeName = typeName
@@ -176,6 +180,10 @@ private struct FieldReader {
             }
             // A property with an initial value cannot be set, so it is not a field.
             if binding.initializer != nil { continue }
+            if let ignored = variable.attributes.attribute(named: "ImmutableIgnored") {
+                ignoredProperties.append((name, ignored))
+                continue
+            }
             guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
                 fail(binding.pattern, .tuplePattern(pattern: binding.pattern.trimmedDescription))
                 continue
@@ -258,6 +266,15 @@ private struct FieldReader {
         return .standard
     }
 
+    /// A property left out of the memberwise initializer must be set by an initializer the user wrote.
+    mutating func checkIgnoredProperties(hasMemberwiseInit: Bool) {
+        guard !hasMemberwiseInit else { return }
+        let labels = fields.map { "\($0.name):" }.joined()
+        for (name, attribute) in ignoredProperties {
+            fail(attribute, .ignoredPropertyNotInitialized(name: name, initializer: "init(\(labels))"))
+        }
+    }
+
     /// `.latest(by:)` must name a field of the model.
     mutating func checkMergeStrategies() {
         let names = Set(fields.map(\.name))
@@ -335,7 +352,7 @@ extension AttributeListSyntax {
 
     /// The first attribute that can only be a property wrapper: not a compiler attribute, not `@Merge`.
     var propertyWrapperName: String? {
-        let known: Set = ["available", "Merge", "MainActor", "preconcurrency", "objc", "nonobjc", "inlinable", "usableFromInline"]
+        let known: Set = ["available", "Merge", "ImmutableIgnored", "MainActor", "preconcurrency", "objc", "nonobjc", "inlinable", "usableFromInline"]
         return lazy.compactMap { $0.as(AttributeSyntax.self)?.attributeName.lastNameComponent }
             .first { !known.contains($0) }
     }

@@ -8,7 +8,8 @@ import Testing
     .macros(
         [
             "Immutable": MacroSpec(type: ImmutableMacro.self, conformances: ["ImmutableModel", "Mergeable"]),
-            "Merge": MacroSpec(type: MergeMacro.self),
+            "Merge": MacroSpec(type: FieldMarkerMacro.self),
+            "ImmutableIgnored": MacroSpec(type: FieldMarkerMacro.self),
         ]
     )
 )
@@ -1511,6 +1512,145 @@ struct ImmutableAppCodeMacroTests {
             }
 
             nonisolated extension Legacy: Amber.Mergeable {
+            }
+            """
+        }
+    }
+
+    @Test func ignoredFieldsAreLeftOutOfEverything() {
+        assertMacro {
+            """
+            @Immutable
+            struct Document: Equatable {
+                let text: String
+                @ImmutableIgnored let wordCount: Int
+
+                init(text: String) {
+                    self.text = text
+                    self.wordCount = text.count
+                }
+            }
+            """
+        } expansion: {
+            """
+            struct Document: Equatable {
+                let text: String
+                let wordCount: Int
+
+                init(text: String) {
+                    self.text = text
+                    self.wordCount = text.count
+                }
+
+                /// A copy with `text` replaced.
+                nonisolated func with(text: String) -> Self {
+                    Self(text: text)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                nonisolated func update(text: String? = nil) -> Self {
+                    Self(text: text ?? self.text)
+                }
+
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
+                /// A mutable mirror of `Document`, turned back into a value with `Document(draft)`.
+                nonisolated struct Draft: Equatable {
+                    var text: String
+
+                    init(text: String) {
+                        self.text = text
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                nonisolated init(_ draft: Draft) {
+                    self.init(text: draft.text)
+                }
+
+                /// A mutable copy of this value's fields; also available as `draft`.
+                nonisolated func makeDraft() -> Draft {
+                    Draft(text: self.text)
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
+                    try edit(&draft)
+                    return Self(draft)
+                }
+
+                /// `Document` under construction: every field optional until `completed()`.
+                nonisolated struct Partial: Equatable {
+                    var text: String? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: ImmutableSelf) {
+                        self.text = value.text
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
+                        guard let text = self.text else {
+                            var missingFields: [String] = []
+                            if self.text == nil {
+                                missingFields.append("text")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Document", missingFields: missingFields)
+                        }
+                        return ImmutableSelf(text: text)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                nonisolated static var fieldNames: [String] {
+                    ["text"]
+                }
+
+                /// Three-way merge, field by field: a field changed on one side takes that side;
+                /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
+                nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                    var conflicts: [String] = []
+                    let value = Self(
+                        text: Amber._mergeField("text", base: base.text, mine: mine.text, theirs: theirs.text, conflicts: &conflicts)
+                    )
+                    return Amber.MergeResult(value: value, conflicts: conflicts)
+                }
+            }
+
+            nonisolated extension Document: Amber.ImmutableModel {
+            }
+
+            nonisolated extension Document: Amber.Mergeable {
+            }
+            """
+        }
+    }
+
+    @Test func ignoredFieldWithoutInitializerIsDiagnosed() {
+        assertMacro {
+            """
+            @Immutable
+            struct Document {
+                let text: String
+                @ImmutableIgnored let wordCount: Int
+                @ImmutableIgnored let kind = "document"
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            struct Document {
+                let text: String
+                @ImmutableIgnored let wordCount: Int
+                ┬────────────────
+                ╰─ 🛑 '@ImmutableIgnored' leaves 'wordCount' out of the generated initializer; give it an initial value, or write 'init(text:)' that sets it
+                @ImmutableIgnored let kind = "document"
             }
             """
         }

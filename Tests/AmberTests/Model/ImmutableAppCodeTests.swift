@@ -357,3 +357,35 @@ private extension Legacy.Draft {
         return copy
     }
 }
+
+// MARK: Excluded fields
+
+@Immutable
+struct Document: Hashable, Sendable {
+    let text: String
+    @ImmutableIgnored let wordCount: Int
+    @ImmutableIgnored let onOpen: @Sendable () -> Void
+
+    init(text: String) {
+        self.text = text
+        self.wordCount = text.split(separator: " ").count
+        self.onOpen = {}
+    }
+
+    static func == (lhs: Document, rhs: Document) -> Bool { lhs.text == rhs.text }
+    func hash(into hasher: inout Hasher) { hasher.combine(text) }
+}
+
+@Suite struct IgnoredFieldTests {
+    @Test func ignoredFieldIsRecomputedByEveryCopy() throws {
+        let document = Document(text: "a b")
+        #expect(document.with(text: "a b c").wordCount == 3)
+        #expect(document.updating { $0.text = "one" }.wordCount == 1)
+        #expect(Document.fieldNames == ["text"])
+        var partial = Document.Partial()
+        partial.text = "x y"
+        #expect(try partial.completed().wordCount == 2)
+        let merged = Document.merge(base: document, mine: document, theirs: document.with(text: "b c d e"))
+        #expect(merged.value.wordCount == 4)
+    }
+}

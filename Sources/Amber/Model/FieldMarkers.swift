@@ -17,7 +17,7 @@
 ///
 /// - Parameter strategy: How to combine the two sides.
 @attached(peer)
-public macro Merge(_ strategy: MergeStrategy) = #externalMacro(module: "AmberMacros", type: "MergeMacro")
+public macro Merge(_ strategy: MergeStrategy) = #externalMacro(module: "AmberMacros", type: "FieldMarkerMacro")
 
 /// How a field changed on both sides of a three-way merge is settled; see ``Merge(_:)``.
 public enum MergeStrategy: Sendable, Equatable {
@@ -35,3 +35,30 @@ public enum MergeStrategy: Sendable, Equatable {
     /// greater wins; `mine` on a tie.
     case latest(by: String)
 }
+
+/// Leaves a stored property out of everything ``Immutable()`` generates: the memberwise `init`,
+/// `with`, `update`, `Draft`, `Partial`, `fieldNames` and `merge`.
+///
+/// For a value derived from the fields, such as a cache: an initializer that you write with the
+/// other fields' labels computes it, and every copy the macro makes goes through that initializer,
+/// so it never goes stale.
+///
+/// ```swift
+/// @Immutable
+/// struct Document: Equatable {
+///     let text: String
+///     @ImmutableIgnored let wordCount: Int
+///
+///     init(text: String) {
+///         self.text = text
+///         self.wordCount = text.split(separator: " ").count
+///     }
+/// }
+///
+/// Document(text: "a b").with(text: "a b c").wordCount   // 3
+/// ```
+///
+/// Without an initial value or such an initializer, the property could not be set: that is a
+/// compile-time error naming the initializer to write.
+@attached(peer)
+public macro ImmutableIgnored() = #externalMacro(module: "AmberMacros", type: "FieldMarkerMacro")

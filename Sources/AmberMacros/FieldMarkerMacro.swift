@@ -1,8 +1,8 @@
 import SwiftSyntax
 import SwiftSyntaxMacros
 
-/// `@Merge(...)`: a marker that `@Immutable` reads when it generates `merge`; it adds nothing itself.
-public struct MergeMacro: PeerMacro {
+/// `@Merge(...)` and `@ImmutableIgnored`: markers on a property that `@Immutable` reads; they add nothing themselves.
+public struct FieldMarkerMacro: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,
