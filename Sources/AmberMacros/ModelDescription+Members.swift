@@ -6,7 +6,10 @@ extension ModelDescription {
     var members: [DeclSyntax] {
         var members: [DeclSyntax] = hasMemberwiseInit ? [] : [memberwiseInit]
         members += fields.map(withMethod)
-        members += [updateMethod, selfAliasDeclaration, draftStruct, draftInit, makeDraftMethod, updatingMethod, partialStruct, fieldNamesProperty]
+        members += [updateMethod, selfAliasDeclaration, draftStruct, draftInit, makeDraftMethod]
+        // A field named `draft` keeps its name; generic code still reaches the draft through `ImmutableModel`.
+        if !hasDraftField { members.append(draftProperty) }
+        members += [updatingMethod, partialStruct, fieldNamesProperty]
         if isMergeable { members.append(mergeMethod) }
         if hasDeprecatedField { members += deprecatedFieldWitnesses }
         return members
@@ -121,9 +124,18 @@ extension ModelDescription {
 
     private var makeDraftMethod: DeclSyntax {
         """
-        /// A mutable copy of this value's fields; also available as `draft`\(raw: hasDraftField ? " in generic code" : "").
+        /// A mutable copy of this value's fields\(raw: hasDraftField ? "; `draft` in generic code" : ", as `draft`").
         \(raw: typeAccess.modifier)nonisolated func makeDraft() -> Draft {
         \(raw: hasDeprecatedField ? "Amber._immutableFields(of: self)" : "Draft(\(arguments { "self.\($0.identifier)" }))")
+        }
+        """
+    }
+
+    private var draftProperty: DeclSyntax {
+        """
+        /// A mutable copy of this value's fields.
+        \(raw: typeAccess.modifier)nonisolated var draft: Draft {
+        makeDraft()
         }
         """
     }

@@ -60,9 +60,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(title: draft.title)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(title: self.title)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -170,9 +175,14 @@ struct ImmutableAppCodeMacroTests {
                         self.init(id: draft.id)
                     }
 
-                    /// A mutable copy of this value's fields; also available as `draft`.
+                    /// A mutable copy of this value's fields, as `draft`.
                     nonisolated func makeDraft() -> Draft {
                         Draft(id: self.id)
+                    }
+
+                    /// A mutable copy of this value's fields.
+                    nonisolated var draft: Draft {
+                        makeDraft()
                     }
 
                     /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -292,9 +302,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id, role: draft.role, passwordHash: draft.passwordHash)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 public nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, role: self.role, passwordHash: self.passwordHash)
+                }
+
+                /// A mutable copy of this value's fields.
+                public nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -431,7 +446,7 @@ struct ImmutableAppCodeMacroTests {
                     self.init(draft: draft.draft, children: draft.children, parent: draft.parent)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft` in generic code.
+                /// A mutable copy of this value's fields; `draft` in generic code.
                 nonisolated func makeDraft() -> Draft {
                     Draft(draft: self.draft, children: self.children, parent: self.parent)
                 }
@@ -567,9 +582,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id, title: draft.title)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, title: self.title)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -724,9 +744,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -828,9 +853,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(value: draft.value)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(value: self.value)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -935,9 +965,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1039,9 +1074,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1155,9 +1195,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id, onTap: draft.onTap)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, onTap: self.onTap)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1290,9 +1335,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(action: draft.action, wrapped: draft.wrapped, optional: draft.optional)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(action: self.action, wrapped: self.wrapped, optional: self.optional)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1437,9 +1487,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(name: draft.name, title: draft.title)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Amber._immutableFields(of: self)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1570,9 +1625,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(text: draft.text)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(text: self.text)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1748,9 +1808,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id, title: draft.title)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, title: self.title)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1874,9 +1939,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(id: draft.id, cache: draft.cache)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, cache: self.cache)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -2027,9 +2097,14 @@ struct ImmutableAppCodeMacroTests {
                     self.init(tagIDs: draft.tagIDs, views: draft.views, color: draft.color, pinned: draft.pinned, title: draft.title, modifiedAt: draft.modifiedAt)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(tagIDs: self.tagIDs, views: self.views, color: self.color, pinned: self.pinned, title: self.title, modifiedAt: self.modifiedAt)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.

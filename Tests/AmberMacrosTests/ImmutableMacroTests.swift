@@ -84,9 +84,14 @@ struct ImmutableMacroTests {
                     self.init(id: draft.id, name: draft.name, age: draft.age, job: draft.job)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, name: self.name, age: self.age, job: self.job)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -216,9 +221,14 @@ struct ImmutableMacroTests {
                     self.init(id: draft.id, name: draft.name)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 public nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, name: self.name)
+                }
+
+                /// A mutable copy of this value's fields.
+                public nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -329,9 +339,14 @@ struct ImmutableMacroTests {
                     self.init(value: draft.value)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(value: self.value)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -433,9 +448,14 @@ struct ImmutableMacroTests {
                     self.init(content: draft.content, label: draft.label)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(content: self.content, label: self.label)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -553,9 +573,14 @@ struct ImmutableMacroTests {
                     self.init(text: draft.text, limit: draft.limit)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(text: self.text, limit: self.limit)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -644,9 +669,14 @@ struct ImmutableMacroTests {
                     self.init(name: draft.name)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(name: self.name)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -750,9 +780,14 @@ struct ImmutableMacroTests {
                     self.init(age: draft.age)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(age: self.age)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -852,9 +887,14 @@ struct ImmutableMacroTests {
                     self.init(x: draft.x, y: draft.y)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(x: self.x, y: self.y)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
@@ -1034,9 +1074,14 @@ struct ImmutableMacroTests {
                     self.init(name: draft.name, age: draft.age)
                 }
 
-                /// A mutable copy of this value's fields; also available as `draft`.
+                /// A mutable copy of this value's fields, as `draft`.
                 nonisolated func makeDraft() -> Draft {
                     Draft(name: self.name, age: self.age)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
                 }
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.

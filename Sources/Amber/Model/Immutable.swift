@@ -55,7 +55,7 @@
 /// a field type that names the model by that name (`Self` works).
 @attached(
     member,
-    names: named(init), named(with), named(update), named(updating), named(makeDraft),
+    names: named(init), named(with), named(update), named(updating), named(makeDraft), named(draft),
     named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf),
     named(_immutableFields)
 )
@@ -82,7 +82,7 @@ public macro Immutable() = #externalMacro(module: "AmberMacros", type: "Immutabl
 ///   A field whose type is not `Equatable` then keeps `mine` whenever `mine` and `theirs` differ.
 @attached(
     member,
-    names: named(init), named(with), named(update), named(updating), named(makeDraft),
+    names: named(init), named(with), named(update), named(updating), named(makeDraft), named(draft),
     named(Draft), named(Partial), named(fieldNames), named(merge), named(ImmutableSelf),
     named(_immutableFields)
 )

@@ -41,6 +41,7 @@ struct Timeline {
         #expect(try Row.Partial(row).completed() == row)
         #expect(isImmutableModel(Row.self) && isMergeable(Row.self))
         #expect(Badge(count: 1).updating { $0.count += 1 }.count == 2)
+        #expect(Badge(Badge(count: 3).draft).count == 3, "`draft` without the ImmutableModel conformance")
         #expect(!isImmutableModel(Badge.self))
         #expect(Header(text: "x").update(text: "y") == Header(text: "y"))
         #expect(isMergeable(Header.self))
