@@ -102,7 +102,12 @@ struct ModelDescription {
         let hasFunctionField = fields.contains(where: \.isFunction)
         let codingKeys = structDecl.memberBlock.members.codingKeys(for: fields)
         var mirrored: [String] = []
-        if declared.contains("Sendable") { mirrored.append("Sendable") }
+        if declared.contains("Sendable") {
+            // The user vouched for the fields; the mirrors hold the same fields.
+            let unchecked = structDecl.inheritanceClause?.inheritedTypes
+                .contains { $0.type.trimmedDescription.hasPrefix("@unchecked") } ?? false
+            mirrored.append(unchecked ? "@unchecked Sendable" : "Sendable")
+        }
         if !hasFunctionField && !handWritten.equality {
             if declared.contains("Hashable") {
                 mirrored.append("Hashable")

@@ -920,6 +920,105 @@ struct ImmutableAppCodeMacroTests {
         }
     }
 
+    @Test func uncheckedSendableIsMirroredUnchecked() {
+        assertMacro {
+            """
+            @Immutable
+            struct Cached: @unchecked Sendable {
+                let cache: NSCache<NSString, NSString>
+            }
+            """
+        } expansion: {
+            """
+            struct Cached: @unchecked Sendable {
+                let cache: NSCache<NSString, NSString>
+
+                nonisolated init(cache: NSCache<NSString, NSString>) {
+                    self.cache = cache
+                }
+
+                /// A copy with `cache` replaced.
+                nonisolated func with(cache: NSCache<NSString, NSString>) -> Self {
+                    Self(cache: cache)
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                nonisolated func update(cache: NSCache<NSString, NSString>? = nil) -> Self {
+                    Self(cache: cache ?? self.cache)
+                }
+
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
+                /// A mutable mirror of `Cached`, turned back into a value with `Cached(draft)`.
+                nonisolated struct Draft: @unchecked Sendable {
+                    var cache: NSCache<NSString, NSString>
+
+                    init(cache: NSCache<NSString, NSString>) {
+                        self.cache = cache
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                nonisolated init(_ draft: Draft) {
+                    self.init(cache: draft.cache)
+                }
+
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
+                    Draft(cache: self.cache)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
+                    try edit(&draft)
+                    return Self(draft)
+                }
+
+                /// `Cached` under construction: every field optional until `completed()`.
+                nonisolated struct Partial: @unchecked Sendable {
+                    var cache: NSCache<NSString, NSString>? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: ImmutableSelf) {
+                        self.cache = value.cache
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
+                        guard let cache = self.cache else {
+                            var missingFields: [String] = []
+                            if self.cache == nil {
+                                missingFields.append("cache")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Cached", missingFields: missingFields)
+                        }
+                        return ImmutableSelf(cache: cache)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                nonisolated static var fieldNames: [String] {
+                    ["cache"]
+                }
+            }
+
+            nonisolated extension Cached: Amber.ImmutableModel {
+            }
+            """
+        }
+    }
+
     @Test func mergeableCanBeChosenExplicitly() {
         assertMacro {
             """

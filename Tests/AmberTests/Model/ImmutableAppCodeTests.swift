@@ -176,6 +176,17 @@ struct Tappable: Identifiable, Equatable, Codable {
     static func == (lhs: Tappable, rhs: Tappable) -> Bool { lhs.id == rhs.id }
 }
 
+/// A mutable class, not `Sendable`.
+final class Scratchpad {
+    var lines: [String] = []
+}
+
+/// Not `Sendable` by its fields: `Draft` and `Partial` must not claim a checked `Sendable`.
+@Immutable
+struct Cached: @unchecked Sendable {
+    let scratchpad: Scratchpad
+}
+
 // MARK: 8. Closure fields
 
 @Immutable
@@ -277,6 +288,12 @@ struct Article: Codable, Equatable {
         #expect(EquatableInExtension.merge(base: text, mine: text, theirs: text.with(text: "b")).value.text == "b")
         #expect(isHashable(Composed.Draft.self))
         #expect(isEquatable(Ranked.Draft.self))
+    }
+
+    @Test func uncheckedSendableModel() async {
+        let cached = Cached(scratchpad: Scratchpad())
+        let draft = await Task.detached { cached.draft }.value
+        #expect(Cached(draft).scratchpad === cached.scratchpad)
     }
 
     @Test func handWrittenEqualityAndCodingAreNotMirroredOntoDraft() throws {
