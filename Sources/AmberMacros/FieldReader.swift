@@ -10,6 +10,8 @@ struct FieldReader {
     var isValid = true
     /// The `.latest(by:)` strategies, checked once every field is known.
     var latestStrategies: [(field: String, node: Syntax)] = []
+    /// Every `@Merge` attribute on a field, which only a mergeable model uses.
+    var mergeAttributes: [AttributeSyntax] = []
     /// Properties marked `@ImmutableIgnored` that something must still initialize.
     var ignoredProperties: [(name: String, attribute: AttributeSyntax)] = []
 
@@ -114,6 +116,7 @@ struct FieldReader {
         guard let attribute = variable.attributes.attribute(named: "Merge"),
               let argument = attribute.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
         else { return .standard }
+        mergeAttributes.append(attribute)
         if let member = argument.as(MemberAccessExprSyntax.self), member.base == nil {
             switch member.declName.baseName.text {
             case "union": return .union
@@ -142,8 +145,11 @@ struct FieldReader {
         }
     }
 
-    /// `.latest(by:)` must name a field of the model.
-    mutating func checkMergeStrategies() {
+    /// `@Merge` needs a `merge` to act on, and `.latest(by:)` must name a field of the model.
+    mutating func checkMergeStrategies(modelIsMergeable: Bool) {
+        if !modelIsMergeable {
+            for attribute in mergeAttributes { fail(attribute, .mergeStrategyWithoutMerge(typeName: typeName)) }
+        }
         let names = Set(fields.map(\.name))
         for (field, node) in latestStrategies where !names.contains(field) {
             fail(node, .unknownLatestField(name: field))

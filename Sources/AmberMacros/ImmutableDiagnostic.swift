@@ -14,6 +14,7 @@ enum ImmutableDiagnostic: DiagnosticMessage {
     case unknownLatestField(name: String)
     case modelNamedLikeGeneratedType(name: String)
     case ignoredPropertyNotInitialized(name: String, initializer: String)
+    case mergeStrategyWithoutMerge(typeName: String)
 
     var message: String {
         switch self {
@@ -42,6 +43,9 @@ enum ImmutableDiagnostic: DiagnosticMessage {
         case .ignoredPropertyNotInitialized(let name, let initializer):
             "'@ImmutableIgnored' leaves '\(name)' out of the generated initializer; "
                 + "give it an initial value, or write '\(initializer)' that sets it"
+        case .mergeStrategyWithoutMerge(let typeName):
+            "'@Merge' has no 'merge' to act on: '\(typeName)' is not Mergeable; "
+                + "declare 'Equatable' or 'Hashable', or write '@Immutable(mergeable: true)'"
         case .unknownLatestField(let name):
             "'.latest(by:)' names '\(name)', which is not a settable stored property of this model"
         }
@@ -61,6 +65,7 @@ enum ImmutableDiagnostic: DiagnosticMessage {
         case .unknownLatestField: "unknownLatestField"
         case .modelNamedLikeGeneratedType: "modelNamedLikeGeneratedType"
         case .ignoredPropertyNotInitialized: "ignoredPropertyNotInitialized"
+        case .mergeStrategyWithoutMerge: "mergeStrategyWithoutMerge"
         }
         return MessageID(domain: "AmberMacros", id: id)
     }

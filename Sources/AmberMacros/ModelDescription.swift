@@ -91,13 +91,15 @@ struct ModelDescription {
         let typeName = structDecl.name.trimmed.text
         var reader = FieldReader(typeName: typeName, members: structDecl.memberBlock.members, diagnose: diagnose)
         reader.read(structDecl.memberBlock.members, insideIfConfig: false)
-        reader.checkMergeStrategies()
+        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? [])
+        let declaresEquatable = ["Equatable", "Hashable", "Comparable"].contains(where: declared.contains)
+        let isMergeable = attribute.mergeableArgument ?? declaresEquatable
+        reader.checkMergeStrategies(modelIsMergeable: isMergeable)
         let hasMemberwiseInit = structDecl.memberBlock.members.hasInitializer(labels: reader.fields.map(\.name))
         reader.checkIgnoredProperties(hasMemberwiseInit: hasMemberwiseInit)
         guard reader.isValid else { return nil }
         let fields = reader.fields
 
-        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? [])
         let handWritten = structDecl.memberBlock.members.handWrittenConformanceMembers
         let hasFunctionField = fields.contains(where: \.isFunction)
         let codingKeys = structDecl.memberBlock.members.codingKeys(for: fields)
@@ -125,13 +127,12 @@ struct ModelDescription {
                 if declared.contains("Decodable") && decodable { mirrored.append("Decodable") }
             }
         }
-        let declaresEquatable = ["Equatable", "Hashable", "Comparable"].contains(where: declared.contains)
         return ModelDescription(
             typeName: typeName,
             typeAccess: structDecl.accessLevel.visibleMemberLevel,
             fields: fields,
             mirroredConformances: mirrored,
-            isMergeable: attribute.mergeableArgument ?? declaresEquatable,
+            isMergeable: isMergeable,
             hasMemberwiseInit: hasMemberwiseInit,
             hasDraftField: fields.contains { $0.name == "draft" },
             codingKeys: codingKeys?.declaration

@@ -2293,6 +2293,26 @@ struct ImmutableAppCodeMacroTests {
         }
     }
 
+    @Test func mergeStrategyOnAModelWithoutMergeIsDiagnosed() {
+        assertMacro {
+            """
+            @Immutable
+            struct Note {
+                @Merge(.union) let tagIDs: [String]
+            }
+            """
+        } diagnostics: {
+            """
+            @Immutable
+            struct Note {
+                @Merge(.union) let tagIDs: [String]
+                ┬─────────────
+                ╰─ 🛑 '@Merge' has no 'merge' to act on: 'Note' is not Mergeable; declare 'Equatable' or 'Hashable', or write '@Immutable(mergeable: true)'
+            }
+            """
+        }
+    }
+
     @Test func unknownMergeStrategiesAreDiagnosed() {
         assertMacro {
             """
