@@ -61,7 +61,7 @@ struct FieldReader {
                 fail(pattern, .propertyInsideIfConfig(name: name))
                 continue
             }
-            if name == "self" || name == "Type" {
+            if name == "self" {
                 fail(pattern, .reservedName(name: name))
                 continue
             }
