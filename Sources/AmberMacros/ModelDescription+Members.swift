@@ -234,12 +234,17 @@ extension ModelDescription {
     /// The only generated code that names deprecated fields: deprecated witnesses, which do not warn
     /// themselves, called through `ImmutableModel` by the rest, so that their callers do not warn either.
     private var deprecatedFieldWitnesses: [DeclSyntax] {
+        // An initializer the user wrote may set more than the fields (`@ImmutableIgnored` ones):
+        // go through it. The generated one comes here itself, so this one stores the fields.
+        let storingFields = hasMemberwiseInit
+            ? "self.init(\(arguments { "fields.\($0.identifier)" }))"
+            : fields.map { "self.\($0.identifier) = fields.\($0.identifier)" }.joined(separator: "\n")
         let message = "@available(*, deprecated, message: \"reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()\")"
         return [
             """
             \(raw: message)
             \(raw: typeAccess.modifier)nonisolated init(_immutableFields fields: Draft) {
-            \(raw: fields.map { "self.\($0.identifier) = fields.\($0.identifier)" }.joined(separator: "\n"))
+            \(raw: storingFields)
             }
             """,
             """

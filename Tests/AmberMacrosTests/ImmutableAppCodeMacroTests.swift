@@ -1815,6 +1815,130 @@ struct ImmutableAppCodeMacroTests {
         }
     }
 
+    @Test func deprecatedFieldWithAWrittenInitializerGoesThroughIt() {
+        assertMacro {
+            """
+            @Immutable
+            struct Legacy {
+                @available(*, deprecated)
+                let body: String
+                @ImmutableIgnored let length: Int
+
+                init(body: String) {
+                    self.body = body
+                    self.length = body.count
+                }
+            }
+            """
+        } expansion: {
+            """
+            struct Legacy {
+                @available(*, deprecated)
+                let body: String
+                let length: Int
+
+                init(body: String) {
+                    self.body = body
+                    self.length = body.count
+                }
+
+                /// A copy with `body` replaced.
+                nonisolated func with(body: String) -> Self {
+                    updating {
+                        $0.body = body
+                    }
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                nonisolated func update(body: String? = nil) -> Self {
+                    updating {
+                        $0.body = body ?? $0.body
+                    }
+                }
+
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
+                /// A mutable mirror of `Legacy`, turned back into a value with `Legacy(draft)`.
+                nonisolated struct Draft {
+                    var body: String
+
+                    init(body: String) {
+                        self.body = body
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                nonisolated init(_ draft: Draft) {
+                    self.init(body: draft.body)
+                }
+
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
+                    Amber._immutableFields(of: self)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
+                    try edit(&draft)
+                    return Self(draft)
+                }
+
+                /// `Legacy` under construction: every field optional until `completed()`.
+                nonisolated struct Partial {
+                    var body: String? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: ImmutableSelf) {
+                        let value = Amber._immutableFields(of: value)
+                        self.body = value.body
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
+                        guard let body = self.body else {
+                            var missingFields: [String] = []
+                            if self.body == nil {
+                                missingFields.append("body")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Legacy", missingFields: missingFields)
+                        }
+                        return ImmutableSelf(body: body)
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                nonisolated static var fieldNames: [String] {
+                    ["body"]
+                }
+
+                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.init(body: fields.body)
+                }
+
+                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
+                nonisolated func _immutableFields() -> Draft {
+                    Draft(body: self.body)
+                }
+            }
+
+            nonisolated extension Legacy: Amber.ImmutableModel {
+            }
+            """
+        }
+    }
+
     @Test func fieldNamedSelfIsDiagnosed() {
         assertMacro {
             """
