@@ -79,7 +79,7 @@ public macro Immutable() = #externalMacro(module: "AmberMacros", type: "Immutabl
 /// ```
 ///
 /// - Parameter mergeable: Whether to generate `merge` and the ``Mergeable`` conformance.
-///   A field whose type is not `Equatable` then keeps `mine` whenever `mine` and `theirs` differ.
+///   A field whose values cannot be compared (not `Equatable`, such as a closure) always keeps `mine`.
 @attached(
     member,
     names: named(init), named(with), named(update), named(updating), named(makeDraft), named(draft),

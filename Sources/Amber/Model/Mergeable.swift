@@ -58,22 +58,29 @@ public func _mergeField<T: Equatable>(
 /// Merges a field that is not `Equatable` as far as the generated code can tell; used by code
 /// that ``Immutable(mergeable:)`` generates.
 ///
-/// A value that is `Equatable` at run time merges as in the `Equatable` overload; any other
-/// value (a closure) cannot be compared, so it keeps `mine`, without a conflict.
+/// Values that are `Equatable` at run time merge as in the `Equatable` overload (values of
+/// different types are different); any other value (a closure) cannot be compared, so it
+/// keeps `mine`, without a conflict.
 @inlinable
 public func _mergeField<T>(
     _ name: String, base: T, mine: T, theirs: T, conflicts: inout [String]
 ) -> T {
-    guard let mine = mine as? any Equatable else { return mine }
-    return _mergeOpened(name, mine: mine, base: base, theirs: theirs, conflicts: &conflicts) as? T ?? theirs
+    guard let mineChanged = _differ(mine, base), let theirsChanged = _differ(theirs, base) else { return mine }
+    if !mineChanged { return theirs }
+    if theirsChanged && _differ(theirs, mine) != false { conflicts.append(name) }
+    return mine
+}
+
+/// Whether two values differ: `nil` when `first` is not `Equatable`, `true` when `second` is of another type.
+@usableFromInline
+func _differ(_ first: Any, _ second: Any) -> Bool? {
+    guard let first = first as? any Equatable else { return nil }
+    return !_isEqual(first, second)
 }
 
 @usableFromInline
-func _mergeOpened<E: Equatable>(
-    _ name: String, mine: E, base: Any, theirs: Any, conflicts: inout [String]
-) -> E {
-    guard let base = base as? E, let theirs = theirs as? E else { return mine }
-    return _mergeField(name, base: base, mine: mine, theirs: theirs, conflicts: &conflicts)
+func _isEqual<E: Equatable>(_ first: E, _ second: Any) -> Bool {
+    (second as? E) == first
 }
 
 /// Merges a field whose conflicts have a known winner; used by `@Merge(.mine)`, `.theirs` and `.latest(by:)`.

@@ -155,6 +155,13 @@ struct EquatableInExtension {
 
 extension EquatableInExtension: Equatable {}
 
+/// Mergeable on request although its fields are not `Equatable` as declared.
+@Immutable(mergeable: true)
+struct Envelope: Sendable {
+    let payload: any Sendable
+    let onOpen: @Sendable () -> String
+}
+
 /// Equality and coding skip the closure, so `Draft` cannot synthesize them: it does not declare them.
 @Immutable
 struct Tappable: Identifiable, Equatable, Codable {
@@ -294,6 +301,16 @@ struct Article: Codable, Equatable {
         let cached = Cached(scratchpad: Scratchpad())
         let draft = await Task.detached { cached.draft }.value
         #expect(Cached(draft).scratchpad === cached.scratchpad)
+    }
+
+    @Test func fieldsThatAreNotEquatableAsDeclaredStillMerge() {
+        let base = Envelope(payload: 1, onOpen: { "base" })
+        let result = Envelope.merge(base: base, mine: base.with(onOpen: { "mine" }), theirs: base.with(payload: 2))
+        #expect(result.value.payload as? Int == 2, "Equatable at run time: merged as usual")
+        #expect(result.value.onOpen() == "mine", "a closure cannot be compared: mine")
+        let conflict = Envelope.merge(base: base, mine: base.with(payload: "m"), theirs: base.with(payload: 3))
+        #expect(conflict.value.payload as? String == "m")
+        #expect(conflict.conflicts == ["payload"])
     }
 
     @Test func handWrittenEqualityAndCodingAreNotMirroredOntoDraft() throws {
