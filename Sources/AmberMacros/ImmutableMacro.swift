@@ -14,8 +14,13 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
-        guard let model = ModelDescription.read(declaration, attribute: node, diagnose: context.diagnose) else {
+        guard var model = ModelDescription.read(declaration, attribute: node, diagnose: context.diagnose) else {
             return []
+        }
+        if let structDecl = declaration.as(StructDeclSyntax.self), structDecl.accessLevel == .private,
+           !context.lexicalContext.isEmpty {
+            let declared = structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? []
+            model.conformsToImmutableModel = declared.contains("ImmutableModel")
         }
         return model.members
     }

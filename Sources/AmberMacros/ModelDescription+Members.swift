@@ -11,7 +11,7 @@ extension ModelDescription {
         if !hasDraftField { members.append(draftProperty) }
         members += [updatingMethod, partialStruct, fieldNamesProperty]
         if isMergeable { members.append(mergeMethod) }
-        if hasDeprecatedField { members += deprecatedFieldWitnesses }
+        if usesStorageWitnesses { members += deprecatedFieldWitnesses }
         return members
     }
 
@@ -34,7 +34,7 @@ extension ModelDescription {
         let parameters = fields
             .map { "\($0.name): \($0.parameterType)\($0.isOptional ? " = nil" : "")" }
             .joined(separator: ", ")
-        let assignments = hasDeprecatedField
+        let assignments = usesStorageWitnesses
             ? "self = Amber._immutableModel(fields: Draft(\(arguments { $0.identifier })))"
             : fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
         return """
@@ -45,7 +45,7 @@ extension ModelDescription {
     }
 
     private func withMethod(_ field: Field) -> DeclSyntax {
-        let body = hasDeprecatedField
+        let body = usesStorageWitnesses
             ? "updating { $0.\(field.identifier) = \(field.identifier) }"
             : "Self(\(arguments { $0.name == field.name ? $0.identifier : "self.\($0.identifier)" }))"
         return """
@@ -60,7 +60,7 @@ extension ModelDescription {
         let required = fields.filter { !$0.isOptional }
         let parameters = required.map { "\($0.name): \($0.optionalType) = nil" }.joined(separator: ", ")
         let body: String
-        if !hasDeprecatedField {
+        if !usesStorageWitnesses {
             body = "Self(\(arguments { $0.isOptional ? "self.\($0.identifier)" : "\($0.identifier) ?? self.\($0.identifier)" }))"
         } else if required.isEmpty {
             body = "self"
@@ -126,7 +126,7 @@ extension ModelDescription {
         """
         /// A mutable copy of this value's fields\(raw: hasDraftField ? "; `draft` in generic code" : ", as `draft`").
         \(raw: typeAccess.modifier)nonisolated func makeDraft() -> Draft {
-        \(raw: hasDeprecatedField ? "Amber._immutableFields(of: self)" : "Draft(\(arguments { "self.\($0.identifier)" }))")
+        \(raw: usesStorageWitnesses ? "Amber._immutableFields(of: self)" : "Draft(\(arguments { "self.\($0.identifier)" }))")
         }
         """
     }
@@ -155,7 +155,7 @@ extension ModelDescription {
         let alias = Self.selfAlias
         let properties = fields.map { "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.partialType) = nil" }
             .joined(separator: "\n")
-        let copies = (hasDeprecatedField ? ["let value = Amber._immutableFields(of: value)"] : [])
+        let copies = (usesStorageWitnesses ? ["let value = Amber._immutableFields(of: value)"] : [])
             + fields.map { "self.\($0.identifier) = value.\($0.identifier)" }
         let copying = copies.joined(separator: "\n")
         let required = fields.filter { !$0.isOptional }
@@ -209,7 +209,7 @@ extension ModelDescription {
     }
 
     private var mergeMethod: DeclSyntax {
-        let reads = hasDeprecatedField ? """
+        let reads = usesStorageWitnesses ? """
             let base = Amber._immutableFields(of: base)
             let mine = Amber._immutableFields(of: mine)
             let theirs = Amber._immutableFields(of: theirs)

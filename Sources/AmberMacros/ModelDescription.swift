@@ -70,8 +70,13 @@ struct ModelDescription {
     let hasMemberwiseInit: Bool
     /// A field is named `draft`: the user's property keeps the name, and `draft` comes from `ImmutableModel`.
     let hasDraftField: Bool
-    /// Some field is deprecated: only deprecated witnesses of `ImmutableModel`'s storage requirements touch the fields.
-    var hasDeprecatedField: Bool { fields.contains(where: \.isDeprecated) }
+    /// Whether the model will conform to `ImmutableModel`: not a private nested type that does
+    /// not declare it, since no extension can name such a type.
+    var conformsToImmutableModel = true
+    /// Some field is deprecated: only deprecated witnesses of `ImmutableModel`'s storage
+    /// requirements touch the fields, and the rest reaches them through the protocol.
+    /// Without the conformance, the fields are named directly, and their uses warn.
+    var usesStorageWitnesses: Bool { conformsToImmutableModel && fields.contains(where: \.isDeprecated) }
     /// The struct's `CodingKeys` restricted to the fields, for `Draft` and `Partial`.
     let codingKeys: DeclSyntax?
 

@@ -1939,6 +1939,106 @@ struct ImmutableAppCodeMacroTests {
         }
     }
 
+    @Test func privateNestedModelWithoutTheConformanceNamesDeprecatedFieldsDirectly() {
+        assertMacro {
+            """
+            enum Outer {
+                @Immutable
+                private struct Row {
+                    @available(*, deprecated) let old: Int
+                }
+            }
+            """
+        } expansion: {
+            """
+            enum Outer {
+                private struct Row {
+                    @available(*, deprecated) let old: Int
+
+                    nonisolated init(old: Int) {
+                        self.old = old
+                    }
+
+                    /// A copy with `old` replaced.
+                    nonisolated func with(old: Int) -> Self {
+                        Self(old: old)
+                    }
+
+                    /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                    /// Use `with` to change or clear an optional field.
+                    nonisolated func update(old: Int? = nil) -> Self {
+                        Self(old: old ?? self.old)
+                    }
+
+                    /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                    typealias ImmutableSelf = Self
+
+                    /// A mutable mirror of `Row`, turned back into a value with `Row(draft)`.
+                    nonisolated struct Draft {
+                        var old: Int
+
+                        init(old: Int) {
+                            self.old = old
+                        }
+                    }
+
+                    /// Creates a value from a finished draft.
+                    nonisolated init(_ draft: Draft) {
+                        self.init(old: draft.old)
+                    }
+
+                    /// A mutable copy of this value's fields, as `draft`.
+                    nonisolated func makeDraft() -> Draft {
+                        Draft(old: self.old)
+                    }
+
+                    /// A mutable copy of this value's fields.
+                    nonisolated var draft: Draft {
+                        makeDraft()
+                    }
+
+                    /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                    nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                        var draft = self.makeDraft()
+                        try edit(&draft)
+                        return Self(draft)
+                    }
+
+                    /// `Row` under construction: every field optional until `completed()`.
+                    nonisolated struct Partial {
+                        var old: Int? = nil
+
+                        /// An empty partial value.
+                        init() {
+                        }
+                        /// A partial value holding every field of `value`.
+                        init(_ value: ImmutableSelf) {
+                            self.old = value.old
+                        }
+                        /// The finished value.
+                        /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                        func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
+                            guard let old = self.old else {
+                                var missingFields: [String] = []
+                                if self.old == nil {
+                                    missingFields.append("old")
+                                }
+                                throw Amber.IncompleteValueError(typeName: "Row", missingFields: missingFields)
+                            }
+                            return ImmutableSelf(old: old)
+                        }
+                    }
+
+                    /// The settable stored properties, in declaration order.
+                    nonisolated static var fieldNames: [String] {
+                        ["old"]
+                    }
+                }
+            }
+            """
+        }
+    }
+
     @Test func fieldNamedSelfIsDiagnosed() {
         assertMacro {
             """
