@@ -1,8 +1,9 @@
 /// A value that can be merged field by field against a common base.
 ///
 /// ``Immutable()`` generates the conformance for types that declare `Equatable`,
-/// `Hashable` or `Comparable`, and ``Immutable(mergeable:)`` on request. ``Editor`` uses it to rebase an edit in progress onto a newer
-/// stored value.
+/// `Hashable` or `Comparable`, and ``Immutable(mergeable:)`` on request; ``Merge(_:)``
+/// chooses how a field is settled. ``Editor`` uses it to rebase an edit in progress onto a
+/// newer stored value.
 public protocol Mergeable {
     /// Three-way merge, field by field.
     ///
