@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import CompilerPluginSupport
 import PackageDescription
 
@@ -84,6 +84,17 @@ let package = Package(
                 "AmberMacros",
                 .product(name: "MacroTesting", package: "swift-macro-testing"),
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
+        // Models in a module built like a new Xcode 26 app target: main-actor isolation by default,
+        // and the "approachable concurrency" features.
+        .testTarget(
+            name: "AmberDefaultIsolationTests",
+            dependencies: ["Amber"],
+            swiftSettings: [
+                .defaultIsolation(MainActor.self),
+                .enableUpcomingFeature("InferIsolatedConformances"),
+                .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
             ]
         ),
         .testTarget(

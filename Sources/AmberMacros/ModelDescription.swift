@@ -9,37 +9,76 @@ struct ModelDescription {
         let identifier: String
         /// The name without backticks, for argument labels, `fieldNames` and messages.
         let name: String
+        /// The type as written.
         let type: TypeSyntax
+        /// The type for use inside `Draft` and `Partial`, where `Self` and the model's bare name
+        /// would mean the nested struct: both are spelled through ``ModelDescription/selfAlias``.
+        let mirroredType: TypeSyntax
         let isOptional: Bool
+        /// Whether the type is spelled as a function type, so `@escaping` in parameters and no
+        /// synthesized `Equatable`, `Hashable` or `Codable` for the mirrors.
+        let isFunction: Bool
+        /// The property's own access level; internal when it has no modifier.
+        let access: AccessLevel
+        /// How `merge` settles this field, from a `@Merge(...)` attribute.
+        let mergeStrategy: MergeStrategy
+        /// Whether the property is `@available(..., deprecated...)`: generated code must not name it
+        /// outside a deprecated declaration, or every use would warn.
+        let isDeprecated: Bool
 
         /// The type of this field in `Partial`: optional once, whatever the property's type.
         var partialType: String {
-            isOptional ? type.trimmedDescription : optionalType
+            isOptional ? mirroredType.trimmedDescription : mirroredType.optionalSpelling
         }
 
         /// The type as a parameter of an initializer or `with`: closures stored in the value escape.
         var parameterType: String {
-            let base = type.as(AttributedTypeSyntax.self)?.baseType ?? type
-            return base.is(FunctionTypeSyntax.self) ? "@escaping \(type.trimmedDescription)" : type.trimmedDescription
+            isFunction ? "@escaping \(type.unparenthesized.trimmedDescription)" : type.trimmedDescription
         }
 
         /// `T?` for the field's type `T`, in parentheses where `?` would bind to part of it.
-        var optionalType: String {
-            let simple = type.is(IdentifierTypeSyntax.self) || type.is(MemberTypeSyntax.self)
-                || type.is(ArrayTypeSyntax.self) || type.is(DictionaryTypeSyntax.self)
-                || type.is(TupleTypeSyntax.self) || type.is(OptionalTypeSyntax.self)
-            return simple ? "\(type.trimmedDescription)?" : "(\(type.trimmedDescription))?"
-        }
+        var optionalType: String { type.optionalSpelling }
     }
 
+    /// How the generated `merge` settles one field.
+    enum MergeStrategy: Equatable {
+        /// Changed on both sides to different values: `mine`, listed as a conflict.
+        case standard
+        /// A three-way set merge of a collection.
+        case union
+        /// `base` plus both sides' deltas.
+        case counter
+        case mine
+        case theirs
+        /// The side whose `field` is greater; `mine` on a tie.
+        case latest(field: String)
+    }
+
+    /// The name of the alias for the model that `Draft` and `Partial` use, where `Self` means themselves.
+    static let selfAlias = "ImmutableSelf"
+
     let typeName: String
-    /// The access modifier for generated members, followed by a space, or empty for internal.
-    let access: String
+    /// The type's access level as seen by generated members: private and fileprivate types give
+    /// members no modifier, which keeps them as visible as the type itself.
+    let typeAccess: AccessLevel
     let fields: [Field]
     /// Protocols among Sendable, Equatable, Hashable, Codable, Encodable and Decodable
-    /// that the struct declares, which `Draft` and `Partial` declare too.
+    /// that `Draft` and `Partial` declare too: those the struct declares and that the mirrors can synthesize.
     let mirroredConformances: [String]
-    let declaresEquatable: Bool
+    let isMergeable: Bool
+    /// Whether the struct already declares an initializer with the memberwise labels.
+    let hasMemberwiseInit: Bool
+    /// A field is named `draft`: the user's property keeps the name, and `draft` comes from `ImmutableModel`.
+    let hasDraftField: Bool
+    /// Whether the model will conform to `ImmutableModel`: not a private nested type that does
+    /// not declare it, since no extension can name such a type.
+    var conformsToImmutableModel = true
+    /// Some field is deprecated: only deprecated witnesses of `ImmutableModel`'s storage
+    /// requirements touch the fields, and the rest reaches them through the protocol.
+    /// Without the conformance, the fields are named directly, and their uses warn.
+    var usesStorageWitnesses: Bool { conformsToImmutableModel && fields.contains(where: \.isDeprecated) }
+    /// The struct's `CodingKeys` restricted to the fields, for `Draft` and `Partial`.
+    let codingKeys: DeclSyntax?
 
     /// Reads a struct declaration, reporting what prevents the expansion.
     ///
@@ -54,118 +93,54 @@ struct ModelDescription {
             diagnose?(Diagnostic(node: Syntax(attribute), message: ImmutableDiagnostic.notAStruct))
             return nil
         }
-        var fields: [Field] = []
-        var isValid = true
-        for member in structDecl.memberBlock.members {
-            guard let variable = member.decl.as(VariableDeclSyntax.self), !variable.isStatic else { continue }
-            let bindings = Array(variable.bindings)
-            for (index, binding) in bindings.enumerated() where binding.isStored {
-                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
-                let identifier = pattern.identifier.trimmed.text
-                let name = identifier.filter { $0 != "`" }
-                if variable.bindingSpecifier.tokenKind == .keyword(.var) {
-                    isValid = false
-                    // `let` cannot have `willSet`/`didSet`, so there is no obvious edit for an observed `var`.
-                    let fixIts = binding.accessorBlock != nil ? [] : [FixIt(
-                        message: ImmutableFixIt.replaceVarWithLet,
-                        changes: [.replace(
-                            oldNode: Syntax(variable.bindingSpecifier),
-                            newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
-                        )]
-                    )]
-                    diagnose?(Diagnostic(
-                        node: Syntax(pattern),
-                        message: ImmutableDiagnostic.mutableStoredProperty(name: name),
-                        fixIts: fixIts
-                    ))
-                    continue
-                }
-                // A property with an initial value cannot be set, so it is not a field.
-                if binding.initializer != nil { continue }
-                // `let a, b: Int` gives `a` the type written after `b`.
-                let type = binding.typeAnnotation?.type
-                    ?? bindings[index...].lazy.compactMap { $0.typeAnnotation?.type }.first
-                guard let type else {
-                    isValid = false
-                    diagnose?(Diagnostic(node: Syntax(pattern), message: ImmutableDiagnostic.missingTypeAnnotation(name: name)))
-                    continue
-                }
-                fields.append(Field(identifier: identifier, name: name, type: type.trimmed, isOptional: type.isOptional))
+        let typeName = structDecl.name.trimmed.text
+        var reader = FieldReader(typeName: typeName, members: structDecl.memberBlock.members, diagnose: diagnose)
+        reader.read(structDecl.memberBlock.members, insideIfConfig: false)
+        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? [])
+        let declaresEquatable = ["Equatable", "Hashable", "Comparable"].contains(where: declared.contains)
+        let isMergeable = attribute.mergeableArgument ?? declaresEquatable
+        reader.checkMergeStrategies(modelIsMergeable: isMergeable)
+        let hasMemberwiseInit = structDecl.memberBlock.members.hasInitializer(labels: reader.fields.map(\.name))
+        reader.checkIgnoredProperties(hasMemberwiseInit: hasMemberwiseInit)
+        guard reader.isValid else { return nil }
+        let fields = reader.fields
+
+        let handWritten = structDecl.memberBlock.members.handWrittenConformanceMembers
+        let hasFunctionField = fields.contains(where: \.isFunction)
+        let codingKeys = structDecl.memberBlock.members.codingKeys(for: fields)
+        var mirrored: [String] = []
+        if declared.contains("Sendable") {
+            // The user vouched for the fields; the mirrors hold the same fields.
+            let unchecked = structDecl.inheritanceClause?.inheritedTypes
+                .contains { $0.type.trimmedDescription.hasPrefix("@unchecked") } ?? false
+            mirrored.append(unchecked ? "@unchecked Sendable" : "Sendable")
+        }
+        if !hasFunctionField && !handWritten.equality {
+            if declared.contains("Hashable") {
+                mirrored.append("Hashable")
+            } else if declared.contains("Equatable") || declared.contains("Comparable") {
+                mirrored.append("Equatable")
             }
         }
-        guard isValid else { return nil }
-
-        let declared = Set(structDecl.inheritanceClause?.inheritedTypes.map(\.type.lastNameComponent) ?? [])
-        let mirrored = ["Sendable", "Equatable", "Hashable", "Codable", "Encodable", "Decodable"]
-            .filter(declared.contains)
+        if !hasFunctionField && !handWritten.coding {
+            // `Decodable` needs every field among the coding keys; a model that leaves one out decodes it some other way.
+            let decodable = codingKeys?.coversEveryField ?? true
+            if declared.contains("Codable") {
+                mirrored.append(decodable ? "Codable" : "Encodable")
+            } else {
+                if declared.contains("Encodable") { mirrored.append("Encodable") }
+                if declared.contains("Decodable") && decodable { mirrored.append("Decodable") }
+            }
+        }
         return ModelDescription(
-            typeName: structDecl.name.trimmed.text,
-            access: structDecl.generatedAccessModifier,
+            typeName: typeName,
+            typeAccess: structDecl.accessLevel.visibleMemberLevel,
             fields: fields,
             mirroredConformances: mirrored,
-            declaresEquatable: declared.contains("Equatable") || declared.contains("Hashable")
+            isMergeable: isMergeable,
+            hasMemberwiseInit: hasMemberwiseInit,
+            hasDraftField: fields.contains { $0.name == "draft" },
+            codingKeys: codingKeys?.declaration
         )
-    }
-}
-
-extension VariableDeclSyntax {
-    var isStatic: Bool {
-        modifiers.contains { $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class) }
-    }
-}
-
-extension PatternBindingSyntax {
-    /// Whether the binding stores a value: no accessors, or only `willSet`/`didSet` observers.
-    var isStored: Bool {
-        switch accessorBlock?.accessors {
-        case nil:
-            return true
-        case .getter:
-            return false
-        case .accessors(let accessors):
-            return accessors.allSatisfy {
-                $0.accessorSpecifier.tokenKind == .keyword(.willSet) || $0.accessorSpecifier.tokenKind == .keyword(.didSet)
-            }
-        }
-    }
-}
-
-extension TypeSyntax {
-    /// Whether the type is spelled as an optional: `T?`, `T!`, `Optional<T>` or `Swift.Optional<T>`.
-    var isOptional: Bool {
-        if self.is(OptionalTypeSyntax.self) || self.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return true }
-        if let attributed = self.as(AttributedTypeSyntax.self) { return attributed.baseType.isOptional }
-        if let identifier = self.as(IdentifierTypeSyntax.self) {
-            return identifier.name.text == "Optional" && identifier.genericArgumentClause != nil
-        }
-        if let member = self.as(MemberTypeSyntax.self) {
-            return member.baseType.trimmedDescription == "Swift" && member.name.text == "Optional"
-                && member.genericArgumentClause != nil
-        }
-        return false
-    }
-
-    /// The last component of a type name: `Hashable` for `Swift.Hashable`.
-    var lastNameComponent: String {
-        if let identifier = self.as(IdentifierTypeSyntax.self) { return identifier.name.text }
-        if let member = self.as(MemberTypeSyntax.self) { return member.name.text }
-        return trimmedDescription
-    }
-}
-
-extension StructDeclSyntax {
-    /// The struct's access level as a modifier for generated members; `private` becomes `fileprivate`
-    /// so that the members stay visible to the rest of the file.
-    var generatedAccessModifier: String {
-        for modifier in modifiers {
-            switch modifier.name.tokenKind {
-            case .keyword(.public), .keyword(.open): return "public "
-            case .keyword(.package): return "package "
-            case .keyword(.fileprivate), .keyword(.private): return "fileprivate "
-            case .keyword(.internal): return ""
-            default: continue
-            }
-        }
-        return ""
     }
 }

@@ -3,5 +3,5 @@ import SwiftSyntaxMacros
 
 @main
 struct AmberMacrosPlugin: CompilerPlugin {
-    let providingMacros: [Macro.Type] = [ImmutableMacro.self]
+    let providingMacros: [Macro.Type] = [ImmutableMacro.self, FieldMarkerMacro.self]
 }

@@ -28,7 +28,7 @@ struct ImmutableMacroTests {
                 let age: Int
                 let job: String?
 
-                init(id: String, name: String, age: Int, job: String? = nil) {
+                nonisolated init(id: String, name: String, age: Int, job: String? = nil) {
                     self.id = id
                     self.name = name
                     self.age = age
@@ -36,33 +36,36 @@ struct ImmutableMacroTests {
                 }
 
                 /// A copy with `id` replaced.
-                func with(id: String) -> Person {
-                    Person(id: id, name: self.name, age: self.age, job: self.job)
+                nonisolated func with(id: String) -> Self {
+                    Self(id: id, name: self.name, age: self.age, job: self.job)
                 }
 
                 /// A copy with `name` replaced.
-                func with(name: String) -> Person {
-                    Person(id: self.id, name: name, age: self.age, job: self.job)
+                nonisolated func with(name: String) -> Self {
+                    Self(id: self.id, name: name, age: self.age, job: self.job)
                 }
 
                 /// A copy with `age` replaced.
-                func with(age: Int) -> Person {
-                    Person(id: self.id, name: self.name, age: age, job: self.job)
+                nonisolated func with(age: Int) -> Self {
+                    Self(id: self.id, name: self.name, age: age, job: self.job)
                 }
 
                 /// A copy with `job` replaced; `nil` clears it.
-                func with(job: String?) -> Person {
-                    Person(id: self.id, name: self.name, age: self.age, job: job)
+                nonisolated func with(job: String?) -> Self {
+                    Self(id: self.id, name: self.name, age: self.age, job: job)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                func update(id: String? = nil, name: String? = nil, age: Int? = nil) -> Person {
-                    Person(id: id ?? self.id, name: name ?? self.name, age: age ?? self.age, job: self.job)
+                nonisolated func update(id: String? = nil, name: String? = nil, age: Int? = nil) -> Self {
+                    Self(id: id ?? self.id, name: name ?? self.name, age: age ?? self.age, job: self.job)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Person`, turned back into a value with `Person(draft)`.
-                struct Draft: Sendable, Hashable, Codable {
+                nonisolated struct Draft: Sendable, Hashable, Codable {
                     var id: String
                     var name: String
                     var age: Int
@@ -77,24 +80,29 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(id: draft.id, name: draft.name, age: draft.age, job: draft.job)
                 }
 
-                /// A mutable copy of this value's fields.
-                var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, name: self.name, age: self.age, job: self.job)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Person {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Person(draft)
+                    return Self(draft)
                 }
 
                 /// `Person` under construction: every field optional until `completed()`.
-                struct Partial: Sendable, Hashable, Codable {
+                nonisolated struct Partial: Sendable, Hashable, Codable {
                     var id: String? = nil
                     var name: String? = nil
                     var age: Int? = nil
@@ -104,7 +112,7 @@ struct ImmutableMacroTests {
                     init() {
                     }
                     /// A partial value holding every field of `value`.
-                    init(_ value: Person) {
+                    init(_ value: ImmutableSelf) {
                         self.id = value.id
                         self.name = value.name
                         self.age = value.age
@@ -112,7 +120,7 @@ struct ImmutableMacroTests {
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    func completed() throws(Amber.IncompleteValueError) -> Person {
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let id = self.id, let name = self.name, let age = self.age else {
                             var missingFields: [String] = []
                             if self.id == nil {
@@ -126,23 +134,18 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
                         }
-                        return Person(id: id, name: name, age: age, job: self.job)
+                        return ImmutableSelf(id: id, name: name, age: age, job: self.job)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["id", "name", "age", "job"]
                 }
-            }
 
-            extension Person: Amber.ImmutableModel {
-            }
-
-            extension Person: Amber.Mergeable {
                 /// Three-way merge, field by field: a field changed on one side takes that side;
-                /// changed on both sides to different values it takes `mine` and is listed in `conflicts`.
-                static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
+                nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
                     let value = Self(
                         id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
@@ -152,6 +155,12 @@ struct ImmutableMacroTests {
                     )
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
+            }
+
+            nonisolated extension Person: Amber.ImmutableModel {
+            }
+
+            nonisolated extension Person: Amber.Mergeable {
             }
             """
         }
@@ -172,29 +181,32 @@ struct ImmutableMacroTests {
                 public let id: Int
                 public let name: String
 
-                public init(id: Int, name: String) {
+                public nonisolated init(id: Int, name: String) {
                     self.id = id
                     self.name = name
                 }
 
                 /// A copy with `id` replaced.
-                public func with(id: Int) -> Tag {
-                    Tag(id: id, name: self.name)
+                public nonisolated func with(id: Int) -> Self {
+                    Self(id: id, name: self.name)
                 }
 
                 /// A copy with `name` replaced.
-                public func with(name: String) -> Tag {
-                    Tag(id: self.id, name: name)
+                public nonisolated func with(name: String) -> Self {
+                    Self(id: self.id, name: name)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                public func update(id: Int? = nil, name: String? = nil) -> Tag {
-                    Tag(id: id ?? self.id, name: name ?? self.name)
+                public nonisolated func update(id: Int? = nil, name: String? = nil) -> Self {
+                    Self(id: id ?? self.id, name: name ?? self.name)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                public typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Tag`, turned back into a value with `Tag(draft)`.
-                public struct Draft: Equatable {
+                public nonisolated struct Draft: Equatable {
                     public var id: Int
                     public var name: String
 
@@ -205,24 +217,29 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                public init(_ draft: Draft) {
+                public nonisolated init(_ draft: Draft) {
                     self.init(id: draft.id, name: draft.name)
                 }
 
-                /// A mutable copy of this value's fields.
-                public var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                public nonisolated func makeDraft() -> Draft {
                     Draft(id: self.id, name: self.name)
                 }
 
+                /// A mutable copy of this value's fields.
+                public nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                public func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Tag {
-                    var draft = self.draft
+                public nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Tag(draft)
+                    return Self(draft)
                 }
 
                 /// `Tag` under construction: every field optional until `completed()`.
-                public struct Partial: Equatable {
+                public nonisolated struct Partial: Equatable {
                     public var id: Int? = nil
                     public var name: String? = nil
 
@@ -230,13 +247,13 @@ struct ImmutableMacroTests {
                     public init() {
                     }
                     /// A partial value holding every field of `value`.
-                    public init(_ value: Tag) {
+                    public init(_ value: ImmutableSelf) {
                         self.id = value.id
                         self.name = value.name
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    public func completed() throws(Amber.IncompleteValueError) -> Tag {
+                    public func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let id = self.id, let name = self.name else {
                             var missingFields: [String] = []
                             if self.id == nil {
@@ -247,23 +264,18 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Tag", missingFields: missingFields)
                         }
-                        return Tag(id: id, name: name)
+                        return ImmutableSelf(id: id, name: name)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                public static var fieldNames: [String] {
+                public nonisolated static var fieldNames: [String] {
                     ["id", "name"]
                 }
-            }
 
-            extension Tag: Amber.ImmutableModel {
-            }
-
-            extension Tag: Amber.Mergeable {
                 /// Three-way merge, field by field: a field changed on one side takes that side;
-                /// changed on both sides to different values it takes `mine` and is listed in `conflicts`.
-                public static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
+                public nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
                     let value = Self(
                         id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
@@ -271,6 +283,12 @@ struct ImmutableMacroTests {
                     )
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
+            }
+
+            nonisolated extension Tag: Amber.ImmutableModel {
+            }
+
+            nonisolated extension Tag: Amber.Mergeable {
             }
             """
         }
@@ -289,61 +307,69 @@ struct ImmutableMacroTests {
             private struct Secret {
                 let value: String
 
-                fileprivate init(value: String) {
+                nonisolated init(value: String) {
                     self.value = value
                 }
 
                 /// A copy with `value` replaced.
-                fileprivate func with(value: String) -> Secret {
-                    Secret(value: value)
+                nonisolated func with(value: String) -> Self {
+                    Self(value: value)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                fileprivate func update(value: String? = nil) -> Secret {
-                    Secret(value: value ?? self.value)
+                nonisolated func update(value: String? = nil) -> Self {
+                    Self(value: value ?? self.value)
                 }
 
-                /// A mutable mirror of `Secret`, turned back into a value with `Secret(draft)`.
-                fileprivate struct Draft {
-                    fileprivate var value: String
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
 
-                    fileprivate init(value: String) {
+                /// A mutable mirror of `Secret`, turned back into a value with `Secret(draft)`.
+                nonisolated struct Draft {
+                    var value: String
+
+                    init(value: String) {
                         self.value = value
                     }
                 }
 
                 /// Creates a value from a finished draft.
-                fileprivate init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(value: draft.value)
                 }
 
-                /// A mutable copy of this value's fields.
-                fileprivate var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(value: self.value)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                fileprivate func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Secret {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Secret(draft)
+                    return Self(draft)
                 }
 
                 /// `Secret` under construction: every field optional until `completed()`.
-                fileprivate struct Partial {
-                    fileprivate var value: String? = nil
+                nonisolated struct Partial {
+                    var value: String? = nil
 
                     /// An empty partial value.
-                    fileprivate init() {
+                    init() {
                     }
                     /// A partial value holding every field of `value`.
-                    fileprivate init(_ value: Secret) {
+                    init(_ value: ImmutableSelf) {
                         self.value = value.value
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    fileprivate func completed() throws(Amber.IncompleteValueError) -> Secret {
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let value = self.value else {
                             var missingFields: [String] = []
                             if self.value == nil {
@@ -351,17 +377,17 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Secret", missingFields: missingFields)
                         }
-                        return Secret(value: value)
+                        return ImmutableSelf(value: value)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                fileprivate static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["value"]
                 }
             }
 
-            extension Secret: Amber.ImmutableModel {
+            nonisolated extension Secret: Amber.ImmutableModel {
             }
             """
         }
@@ -382,29 +408,32 @@ struct ImmutableMacroTests {
                 let content: Content
                 let label: Optional<String>
 
-                init(content: Content, label: Optional<String> = nil) {
+                nonisolated init(content: Content, label: Optional<String> = nil) {
                     self.content = content
                     self.label = label
                 }
 
                 /// A copy with `content` replaced.
-                func with(content: Content) -> Box {
-                    Box(content: content, label: self.label)
+                nonisolated func with(content: Content) -> Self {
+                    Self(content: content, label: self.label)
                 }
 
                 /// A copy with `label` replaced; `nil` clears it.
-                func with(label: Optional<String>) -> Box {
-                    Box(content: self.content, label: label)
+                nonisolated func with(label: Optional<String>) -> Self {
+                    Self(content: self.content, label: label)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                func update(content: Content? = nil) -> Box {
-                    Box(content: content ?? self.content, label: self.label)
+                nonisolated func update(content: Content? = nil) -> Self {
+                    Self(content: content ?? self.content, label: self.label)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Box`, turned back into a value with `Box(draft)`.
-                struct Draft: Hashable {
+                nonisolated struct Draft: Hashable {
                     var content: Content
                     var label: Optional<String>
 
@@ -415,24 +444,29 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(content: draft.content, label: draft.label)
                 }
 
-                /// A mutable copy of this value's fields.
-                var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(content: self.content, label: self.label)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Box {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Box(draft)
+                    return Self(draft)
                 }
 
                 /// `Box` under construction: every field optional until `completed()`.
-                struct Partial: Hashable {
+                nonisolated struct Partial: Hashable {
                     var content: Content? = nil
                     var label: Optional<String> = nil
 
@@ -440,13 +474,13 @@ struct ImmutableMacroTests {
                     init() {
                     }
                     /// A partial value holding every field of `value`.
-                    init(_ value: Box) {
+                    init(_ value: ImmutableSelf) {
                         self.content = value.content
                         self.label = value.label
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    func completed() throws(Amber.IncompleteValueError) -> Box {
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let content = self.content else {
                             var missingFields: [String] = []
                             if self.content == nil {
@@ -454,23 +488,18 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Box", missingFields: missingFields)
                         }
-                        return Box(content: content, label: self.label)
+                        return ImmutableSelf(content: content, label: self.label)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["content", "label"]
                 }
-            }
 
-            extension Box: Amber.ImmutableModel {
-            }
-
-            extension Box: Amber.Mergeable {
                 /// Three-way merge, field by field: a field changed on one side takes that side;
-                /// changed on both sides to different values it takes `mine` and is listed in `conflicts`.
-                static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
+                /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
+                nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
                     let value = Self(
                         content: Amber._mergeField("content", base: base.content, mine: mine.content, theirs: theirs.content, conflicts: &conflicts),
@@ -478,6 +507,12 @@ struct ImmutableMacroTests {
                     )
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
+            }
+
+            nonisolated extension Box: Amber.ImmutableModel {
+            }
+
+            nonisolated extension Box: Amber.Mergeable {
             }
             """
         }
@@ -498,29 +533,32 @@ struct ImmutableMacroTests {
                 let text: String?
                 let limit: Swift.Optional<Int>
 
-                init(text: String? = nil, limit: Swift.Optional<Int> = nil) {
+                nonisolated init(text: String? = nil, limit: Swift.Optional<Int> = nil) {
                     self.text = text
                     self.limit = limit
                 }
 
                 /// A copy with `text` replaced; `nil` clears it.
-                func with(text: String?) -> Filter {
-                    Filter(text: text, limit: self.limit)
+                nonisolated func with(text: String?) -> Self {
+                    Self(text: text, limit: self.limit)
                 }
 
                 /// A copy with `limit` replaced; `nil` clears it.
-                func with(limit: Swift.Optional<Int>) -> Filter {
-                    Filter(text: self.text, limit: limit)
+                nonisolated func with(limit: Swift.Optional<Int>) -> Self {
+                    Self(text: self.text, limit: limit)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                func update() -> Filter {
-                    Filter(text: self.text, limit: self.limit)
+                nonisolated func update() -> Self {
+                    Self(text: self.text, limit: self.limit)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Filter`, turned back into a value with `Filter(draft)`.
-                struct Draft {
+                nonisolated struct Draft {
                     var text: String?
                     var limit: Swift.Optional<Int>
 
@@ -531,24 +569,29 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(text: draft.text, limit: draft.limit)
                 }
 
-                /// A mutable copy of this value's fields.
-                var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(text: self.text, limit: self.limit)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Filter {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Filter(draft)
+                    return Self(draft)
                 }
 
                 /// `Filter` under construction: every field optional until `completed()`.
-                struct Partial {
+                nonisolated struct Partial {
                     var text: String? = nil
                     var limit: Swift.Optional<Int> = nil
 
@@ -556,24 +599,24 @@ struct ImmutableMacroTests {
                     init() {
                     }
                     /// A partial value holding every field of `value`.
-                    init(_ value: Filter) {
+                    init(_ value: ImmutableSelf) {
                         self.text = value.text
                         self.limit = value.limit
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    func completed() throws(Amber.IncompleteValueError) -> Filter {
-                        return Filter(text: self.text, limit: self.limit)
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
+                        return ImmutableSelf(text: self.text, limit: self.limit)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["text", "limit"]
                 }
             }
 
-            extension Filter: Amber.ImmutableModel {
+            nonisolated extension Filter: Amber.ImmutableModel {
             }
             """
         }
@@ -594,23 +637,26 @@ struct ImmutableMacroTests {
                 let kind = "event"
                 let name: String
 
-                init(name: String) {
+                nonisolated init(name: String) {
                     self.name = name
                 }
 
                 /// A copy with `name` replaced.
-                func with(name: String) -> Event {
-                    Event(name: name)
+                nonisolated func with(name: String) -> Self {
+                    Self(name: name)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                func update(name: String? = nil) -> Event {
-                    Event(name: name ?? self.name)
+                nonisolated func update(name: String? = nil) -> Self {
+                    Self(name: name ?? self.name)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Event`, turned back into a value with `Event(draft)`.
-                struct Draft {
+                nonisolated struct Draft {
                     var name: String
 
                     init(name: String) {
@@ -619,36 +665,41 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(name: draft.name)
                 }
 
-                /// A mutable copy of this value's fields.
-                var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(name: self.name)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Event {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Event(draft)
+                    return Self(draft)
                 }
 
                 /// `Event` under construction: every field optional until `completed()`.
-                struct Partial {
+                nonisolated struct Partial {
                     var name: String? = nil
 
                     /// An empty partial value.
                     init() {
                     }
                     /// A partial value holding every field of `value`.
-                    init(_ value: Event) {
+                    init(_ value: ImmutableSelf) {
                         self.name = value.name
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    func completed() throws(Amber.IncompleteValueError) -> Event {
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let name = self.name else {
                             var missingFields: [String] = []
                             if self.name == nil {
@@ -656,17 +707,17 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Event", missingFields: missingFields)
                         }
-                        return Event(name: name)
+                        return ImmutableSelf(name: name)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["name"]
                 }
             }
 
-            extension Event: Amber.ImmutableModel {
+            nonisolated extension Event: Amber.ImmutableModel {
             }
             """
         }
@@ -697,23 +748,26 @@ struct ImmutableMacroTests {
                 static let species = "human"
                 static var count: Int = 0
 
-                init(age: Int) {
+                nonisolated init(age: Int) {
                     self.age = age
                 }
 
                 /// A copy with `age` replaced.
-                func with(age: Int) -> Person {
-                    Person(age: age)
+                nonisolated func with(age: Int) -> Self {
+                    Self(age: age)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                func update(age: Int? = nil) -> Person {
-                    Person(age: age ?? self.age)
+                nonisolated func update(age: Int? = nil) -> Self {
+                    Self(age: age ?? self.age)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Person`, turned back into a value with `Person(draft)`.
-                struct Draft {
+                nonisolated struct Draft {
                     var age: Int
 
                     init(age: Int) {
@@ -722,36 +776,41 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(age: draft.age)
                 }
 
-                /// A mutable copy of this value's fields.
-                var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(age: self.age)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Person {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Person(draft)
+                    return Self(draft)
                 }
 
                 /// `Person` under construction: every field optional until `completed()`.
-                struct Partial {
+                nonisolated struct Partial {
                     var age: Int? = nil
 
                     /// An empty partial value.
                     init() {
                     }
                     /// A partial value holding every field of `value`.
-                    init(_ value: Person) {
+                    init(_ value: ImmutableSelf) {
                         self.age = value.age
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    func completed() throws(Amber.IncompleteValueError) -> Person {
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let age = self.age else {
                             var missingFields: [String] = []
                             if self.age == nil {
@@ -759,17 +818,17 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
                         }
-                        return Person(age: age)
+                        return ImmutableSelf(age: age)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["age"]
                 }
             }
 
-            extension Person: Amber.ImmutableModel {
+            nonisolated extension Person: Amber.ImmutableModel {
             }
             """#
         }
@@ -788,29 +847,32 @@ struct ImmutableMacroTests {
             struct Point {
                 let x, y: Double
 
-                init(x: Double, y: Double) {
+                nonisolated init(x: Double, y: Double) {
                     self.x = x
                     self.y = y
                 }
 
                 /// A copy with `x` replaced.
-                func with(x: Double) -> Point {
-                    Point(x: x, y: self.y)
+                nonisolated func with(x: Double) -> Self {
+                    Self(x: x, y: self.y)
                 }
 
                 /// A copy with `y` replaced.
-                func with(y: Double) -> Point {
-                    Point(x: self.x, y: y)
+                nonisolated func with(y: Double) -> Self {
+                    Self(x: self.x, y: y)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                func update(x: Double? = nil, y: Double? = nil) -> Point {
-                    Point(x: x ?? self.x, y: y ?? self.y)
+                nonisolated func update(x: Double? = nil, y: Double? = nil) -> Self {
+                    Self(x: x ?? self.x, y: y ?? self.y)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Point`, turned back into a value with `Point(draft)`.
-                struct Draft {
+                nonisolated struct Draft {
                     var x: Double
                     var y: Double
 
@@ -821,24 +883,29 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(x: draft.x, y: draft.y)
                 }
 
-                /// A mutable copy of this value's fields.
-                var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(x: self.x, y: self.y)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Point {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Point(draft)
+                    return Self(draft)
                 }
 
                 /// `Point` under construction: every field optional until `completed()`.
-                struct Partial {
+                nonisolated struct Partial {
                     var x: Double? = nil
                     var y: Double? = nil
 
@@ -846,13 +913,13 @@ struct ImmutableMacroTests {
                     init() {
                     }
                     /// A partial value holding every field of `value`.
-                    init(_ value: Point) {
+                    init(_ value: ImmutableSelf) {
                         self.x = value.x
                         self.y = value.y
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    func completed() throws(Amber.IncompleteValueError) -> Point {
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let x = self.x, let y = self.y else {
                             var missingFields: [String] = []
                             if self.x == nil {
@@ -863,17 +930,17 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Point", missingFields: missingFields)
                         }
-                        return Point(x: x, y: y)
+                        return ImmutableSelf(x: x, y: y)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["x", "y"]
                 }
             }
 
-            extension Point: Amber.ImmutableModel {
+            nonisolated extension Point: Amber.ImmutableModel {
             }
             """
         }
@@ -967,29 +1034,32 @@ struct ImmutableMacroTests {
                 let name: String
                 let age: Int
 
-                init(name: String, age: Int) {
+                nonisolated init(name: String, age: Int) {
                     self.name = name
                     self.age = age
                 }
 
                 /// A copy with `name` replaced.
-                func with(name: String) -> Person {
-                    Person(name: name, age: self.age)
+                nonisolated func with(name: String) -> Self {
+                    Self(name: name, age: self.age)
                 }
 
                 /// A copy with `age` replaced.
-                func with(age: Int) -> Person {
-                    Person(name: self.name, age: age)
+                nonisolated func with(age: Int) -> Self {
+                    Self(name: self.name, age: age)
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
-                func update(name: String? = nil, age: Int? = nil) -> Person {
-                    Person(name: name ?? self.name, age: age ?? self.age)
+                nonisolated func update(name: String? = nil, age: Int? = nil) -> Self {
+                    Self(name: name ?? self.name, age: age ?? self.age)
                 }
 
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
                 /// A mutable mirror of `Person`, turned back into a value with `Person(draft)`.
-                struct Draft {
+                nonisolated struct Draft {
                     var name: String
                     var age: Int
 
@@ -1000,24 +1070,29 @@ struct ImmutableMacroTests {
                 }
 
                 /// Creates a value from a finished draft.
-                init(_ draft: Draft) {
+                nonisolated init(_ draft: Draft) {
                     self.init(name: draft.name, age: draft.age)
                 }
 
-                /// A mutable copy of this value's fields.
-                var draft: Draft {
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> Draft {
                     Draft(name: self.name, age: self.age)
                 }
 
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: Draft {
+                    makeDraft()
+                }
+
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
-                func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Person {
-                    var draft = self.draft
+                nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
                     try edit(&draft)
-                    return Person(draft)
+                    return Self(draft)
                 }
 
                 /// `Person` under construction: every field optional until `completed()`.
-                struct Partial {
+                nonisolated struct Partial {
                     var name: String? = nil
                     var age: Int? = nil
 
@@ -1025,13 +1100,13 @@ struct ImmutableMacroTests {
                     init() {
                     }
                     /// A partial value holding every field of `value`.
-                    init(_ value: Person) {
+                    init(_ value: ImmutableSelf) {
                         self.name = value.name
                         self.age = value.age
                     }
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
-                    func completed() throws(Amber.IncompleteValueError) -> Person {
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
                         guard let name = self.name, let age = self.age else {
                             var missingFields: [String] = []
                             if self.name == nil {
@@ -1042,17 +1117,17 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
                         }
-                        return Person(name: name, age: age)
+                        return ImmutableSelf(name: name, age: age)
                     }
                 }
 
                 /// The settable stored properties, in declaration order.
-                static var fieldNames: [String] {
+                nonisolated static var fieldNames: [String] {
                     ["name", "age"]
                 }
             }
 
-            extension Person: Amber.ImmutableModel {
+            nonisolated extension Person: Amber.ImmutableModel {
             }
             """
         }

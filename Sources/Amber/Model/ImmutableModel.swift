@@ -17,7 +17,49 @@ public protocol ImmutableModel {
     /// Creates a model from a finished draft.
     init(_ draft: Draft)
     /// A mutable copy of this value's fields.
-    var draft: Draft { get }
+    ///
+    /// Generated models expose it as ``draft``; this name leaves `draft` free for a field.
+    func makeDraft() -> Draft
     /// The settable stored properties, in declaration order.
     static var fieldNames: [String] { get }
+
+    /// Creates a model from its fields; used by code that ``Immutable()`` generates.
+    ///
+    /// The default calls ``init(_:)``. A model with a deprecated field implements it as a
+    /// deprecated declaration, the one place that writes that field without a warning.
+    init(_immutableFields fields: Draft)
+    /// The model's fields; used by code that ``Immutable()`` generates.
+    ///
+    /// The default calls ``makeDraft()``. A model with a deprecated field implements it as a
+    /// deprecated declaration, the one place that reads that field without a warning.
+    func _immutableFields() -> Draft
+}
+
+extension ImmutableModel {
+    /// Calls ``init(_:)``.
+    public init(_immutableFields fields: Draft) { self.init(fields) }
+    /// Calls ``makeDraft()``.
+    public func _immutableFields() -> Draft { makeDraft() }
+}
+
+/// The fields of `value`, read through the protocol so that deprecated fields do not warn;
+/// used by code that ``Immutable()`` generates.
+@inlinable
+public func _immutableFields<Model: ImmutableModel>(of value: Model) -> Model.Draft {
+    value._immutableFields()
+}
+
+/// A model made from `fields` through the protocol, so that deprecated fields do not warn;
+/// used by code that ``Immutable()`` generates.
+@inlinable
+public func _immutableModel<Model: ImmutableModel>(fields: Model.Draft) -> Model {
+    Model(_immutableFields: fields)
+}
+
+extension ImmutableModel {
+    /// A mutable copy of this value's fields: ``makeDraft()``.
+    ///
+    /// A model with a field named `draft` keeps its field under that name; ``makeDraft()``
+    /// still gives the draft.
+    public var draft: Draft { makeDraft() }
 }

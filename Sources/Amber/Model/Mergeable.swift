@@ -1,8 +1,9 @@
 /// A value that can be merged field by field against a common base.
 ///
-/// ``Immutable()`` generates the conformance for types that declare `Equatable`
-/// or `Hashable`. ``Editor`` uses it to rebase an edit in progress onto a newer
-/// stored value.
+/// ``Immutable()`` generates the conformance for types that declare `Equatable`,
+/// `Hashable` or `Comparable`, and ``Immutable(mergeable:)`` on request; ``Merge(_:)``
+/// chooses how a field is settled. ``Editor`` uses it to rebase an edit in progress onto a
+/// newer stored value.
 public protocol Mergeable {
     /// Three-way merge, field by field.
     ///
@@ -53,4 +54,82 @@ public func _mergeField<T: Equatable>(
     if mine == base { return theirs }
     if theirs != base && theirs != mine { conflicts.append(name) }
     return mine
+}
+
+/// Merges a field that is not `Equatable` as far as the generated code can tell; used by code
+/// that ``Immutable(mergeable:)`` generates.
+///
+/// Values that are `Equatable` at run time merge as in the `Equatable` overload (values of
+/// different types are different); any other value (a closure) cannot be compared, so it
+/// keeps `mine`, without a conflict.
+@inlinable
+public func _mergeField<T>(
+    _ name: String, base: T, mine: T, theirs: T, conflicts: inout [String]
+) -> T {
+    guard let mineChanged = _differ(mine, base), let theirsChanged = _differ(theirs, base) else { return mine }
+    if !mineChanged { return theirs }
+    if theirsChanged && _differ(theirs, mine) != false { conflicts.append(name) }
+    return mine
+}
+
+/// Whether two values differ: `nil` when `first` is not `Equatable`, `true` when `second` is of another type.
+@usableFromInline
+func _differ(_ first: Any, _ second: Any) -> Bool? {
+    guard let first = first as? any Equatable else { return nil }
+    return !_isEqual(first, second)
+}
+
+@usableFromInline
+func _isEqual<E: Equatable>(_ first: E, _ second: Any) -> Bool {
+    (second as? E) == first
+}
+
+/// Merges a field whose conflicts have a known winner; used by `@Merge(.mine)`, `.theirs` and `.latest(by:)`.
+///
+/// - Returns: The side that changed; when both changed, `mine` if `mineWins`, otherwise `theirs`.
+@inlinable
+public func _mergePreferring<T: Equatable>(base: T, mine: T, theirs: T, mineWins: @autoclosure () -> Bool) -> T {
+    if mine == base { return theirs }
+    if theirs == base { return mine }
+    return mineWins() ? mine : theirs
+}
+
+/// Merges a counter: the base plus both sides' changes; used by `@Merge(.counter)`.
+@inlinable
+public func _mergeCounter<T: AdditiveArithmetic>(base: T, mine: T, theirs: T) -> T {
+    base + (mine - base) + (theirs - base)
+}
+
+/// A three-way set merge of an array; used by `@Merge(.union)`.
+///
+/// - Returns: The side that changed, when only one did; otherwise `mine`'s elements that
+///   `theirs` did not remove, in `mine`'s order, then the elements `theirs` added that `mine`
+///   does not hold, in `theirs`' order.
+/// - Complexity: O(*n*) in the total number of elements.
+@inlinable
+public func _mergeUnion<C: RangeReplaceableCollection>(base: C, mine: C, theirs: C) -> C where C.Element: Hashable {
+    // A side that did not change keeps the other side's order and duplicates exactly.
+    if mine.elementsEqual(base) { return theirs }
+    if theirs.elementsEqual(base) { return mine }
+    let baseElements = Set(base)
+    let theirElements = Set(theirs)
+    let mineElements = Set(mine)
+    var merged = C()
+    for element in mine where !baseElements.contains(element) || theirElements.contains(element) {
+        merged.append(element)
+    }
+    for element in theirs where !baseElements.contains(element) && !mineElements.contains(element) {
+        merged.append(element)
+    }
+    return merged
+}
+
+/// A three-way set merge of a set; used by `@Merge(.union)`.
+///
+/// - Returns: `base`, plus what either side added, minus what either side removed.
+@inlinable
+public func _mergeUnion<T: Hashable>(base: Set<T>, mine: Set<T>, theirs: Set<T>) -> Set<T> {
+    base.intersection(mine).intersection(theirs)
+        .union(mine.subtracting(base))
+        .union(theirs.subtracting(base))
 }

@@ -30,7 +30,7 @@ fileprivate struct Counter: Identifiable, Sendable, Mergeable, ImmutableModel {
         self.init(id: draft.id, count: draft.count)
     }
 
-    var draft: Draft { Draft(id: id, count: count) }
+    func makeDraft() -> Draft { Draft(id: id, count: count) }
 
     static var fieldNames: [String] { ["id", "count"] }
 

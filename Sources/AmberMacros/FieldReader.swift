@@ -1,0 +1,158 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// Walks a struct's members, `#if` blocks included, collecting fields and reporting what it cannot handle.
+struct FieldReader {
+    let typeName: String
+    let members: MemberBlockItemListSyntax
+    let diagnose: ((Diagnostic) -> Void)?
+    var fields: [ModelDescription.Field] = []
+    var isValid = true
+    /// The `.latest(by:)` strategies, checked once every field is known.
+    var latestStrategies: [(field: String, node: Syntax)] = []
+    /// Every `@Merge` attribute on a field, which only a mergeable model uses.
+    var mergeAttributes: [AttributeSyntax] = []
+    /// Properties marked `@ImmutableIgnored` that something must still initialize.
+    var ignoredProperties: [(name: String, attribute: AttributeSyntax)] = []
+
+    init(typeName: String, members: MemberBlockItemListSyntax, diagnose: ((Diagnostic) -> Void)?) {
+        self.typeName = typeName
+        self.members = members
+        self.diagnose = diagnose
+    }
+
+    mutating func fail(_ node: some SyntaxProtocol, _ message: ImmutableDiagnostic, fixIts: [FixIt] = []) {
+        isValid = false
+        diagnose?(Diagnostic(node: Syntax(node), message: message, fixIts: fixIts))
+    }
+
+    mutating func read(_ members: MemberBlockItemListSyntax, insideIfConfig: Bool) {
+        for member in members {
+            if let ifConfig = member.decl.as(IfConfigDeclSyntax.self) {
+                for clause in ifConfig.clauses {
+                    if case .decls(let nested) = clause.elements { read(nested, insideIfConfig: true) }
+                }
+                continue
+            }
+            guard let variable = member.decl.as(VariableDeclSyntax.self), !variable.isStatic else { continue }
+            read(variable, insideIfConfig: insideIfConfig)
+        }
+    }
+
+    private mutating func read(_ variable: VariableDeclSyntax, insideIfConfig: Bool) {
+        let bindings = Array(variable.bindings)
+        for (index, binding) in bindings.enumerated() where binding.isStored {
+            let name = binding.pattern.trimmedDescription.filter { $0 != "`" }
+            if variable.bindingSpecifier.tokenKind == .keyword(.var) {
+                reportMutable(variable, binding: binding, name: name)
+                continue
+            }
+            // A property with an initial value cannot be set, so it is not a field.
+            if binding.initializer != nil { continue }
+            if let ignored = variable.attributes.attribute(named: "ImmutableIgnored") {
+                ignoredProperties.append((name, ignored))
+                continue
+            }
+            guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
+                fail(binding.pattern, .tuplePattern(pattern: binding.pattern.trimmedDescription))
+                continue
+            }
+            if insideIfConfig {
+                fail(pattern, .propertyInsideIfConfig(name: name))
+                continue
+            }
+            if name == "self" {
+                fail(pattern, .reservedName(name: name))
+                continue
+            }
+            // `let a, b: Int` gives `a` the type written after `b`.
+            let annotation = binding.typeAnnotation?.type
+                ?? bindings[index...].lazy.compactMap { $0.typeAnnotation?.type }.first
+            guard let annotation else {
+                fail(pattern, .missingTypeAnnotation(name: name))
+                continue
+            }
+            let type = annotation.trimmed
+            // Inside a model named `Draft` or `Partial`, its bare name means the generated nested struct.
+            if ["Draft", "Partial"].contains(typeName) && type.mentions(typeName) {
+                fail(annotation, .modelNamedLikeGeneratedType(name: typeName))
+                continue
+            }
+            fields.append(ModelDescription.Field(
+                identifier: pattern.identifier.trimmed.text,
+                name: name,
+                type: type,
+                mirroredType: type.spellingModel(named: typeName, as: ModelDescription.selfAlias),
+                isOptional: type.isOptional,
+                isFunction: type.isFunction(aliases: members.functionTypeAliases),
+                access: variable.accessLevel,
+                mergeStrategy: mergeStrategy(of: variable),
+                isDeprecated: variable.attributes.isDeprecated
+            ))
+        }
+    }
+
+    private mutating func reportMutable(_ variable: VariableDeclSyntax, binding: PatternBindingSyntax, name: String) {
+        if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.lazy) }) {
+            fail(binding.pattern, .lazyProperty(name: name))
+            return
+        }
+        if let wrapper = variable.attributes.propertyWrapperName {
+            fail(binding.pattern, .propertyWrapper(name: name, wrapper: wrapper))
+            return
+        }
+        // `let` cannot have `willSet`/`didSet`, so there is no obvious edit for an observed `var`.
+        let fixIts = binding.accessorBlock != nil ? [] : [FixIt(
+            message: ImmutableFixIt.replaceVarWithLet,
+            changes: [.replace(
+                oldNode: Syntax(variable.bindingSpecifier),
+                newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
+            )]
+        )]
+        fail(binding.pattern, .mutableStoredProperty(name: name), fixIts: fixIts)
+    }
+
+    private mutating func mergeStrategy(of variable: VariableDeclSyntax) -> ModelDescription.MergeStrategy {
+        guard let attribute = variable.attributes.attribute(named: "Merge"),
+              let argument = attribute.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
+        else { return .standard }
+        mergeAttributes.append(attribute)
+        if let member = argument.as(MemberAccessExprSyntax.self), member.base == nil {
+            switch member.declName.baseName.text {
+            case "union": return .union
+            case "counter": return .counter
+            case "mine": return .mine
+            case "theirs": return .theirs
+            default: break
+            }
+        }
+        if let call = argument.as(FunctionCallExprSyntax.self),
+           call.calledExpression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "latest",
+           let field = call.arguments.first?.expression.as(StringLiteralExprSyntax.self)?.representedLiteralValue {
+            latestStrategies.append((field, Syntax(call)))
+            return .latest(field: field)
+        }
+        fail(argument, .unknownMergeStrategy(argument.trimmedDescription))
+        return .standard
+    }
+
+    /// A property left out of the memberwise initializer must be set by an initializer the user wrote.
+    mutating func checkIgnoredProperties(hasMemberwiseInit: Bool) {
+        guard !hasMemberwiseInit else { return }
+        let labels = fields.map { "\($0.name):" }.joined()
+        for (name, attribute) in ignoredProperties {
+            fail(attribute, .ignoredPropertyNotInitialized(name: name, initializer: "init(\(labels))"))
+        }
+    }
+
+    /// `@Merge` needs a `merge` to act on, and `.latest(by:)` must name a field of the model.
+    mutating func checkMergeStrategies(modelIsMergeable: Bool) {
+        if !modelIsMergeable {
+            for attribute in mergeAttributes { fail(attribute, .mergeStrategyWithoutMerge(typeName: typeName)) }
+        }
+        let names = Set(fields.map(\.name))
+        for (field, node) in latestStrategies where !names.contains(field) {
+            fail(node, .unknownLatestField(name: field))
+        }
+    }
+}
