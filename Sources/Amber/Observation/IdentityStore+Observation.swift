@@ -146,6 +146,12 @@ extension IdentityStore {
         return token
     }
 
+    /// Delivers after a write: what it queued, and on the main actor whatever is waiting.
+    @usableFromInline
+    func deliverAfterWrite(queued: Bool) {
+        if queued || (MainQueue.isCurrent && delivery.pendingCount > 0) { deliverToMainActor() }
+    }
+
     /// Delivers queued changes to main-actor observers: at once on the main actor, otherwise soon.
     @usableFromInline
     func deliverToMainActor() {

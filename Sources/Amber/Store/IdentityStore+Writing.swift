@@ -162,6 +162,10 @@ extension IdentityStore {
     ) throws -> (result: R, change: StoreChange<Value>?) {
         var change: StoreChange<Value>?
         var queued = false
+        // Outside the write lock, even when the write throws after taking in other writers'
+        // changes: main-actor observers may write to the store. On the main actor, changes that
+        // background threads queued are delivered too, so the caller sees everything before it.
+        defer { deliverAfterWrite(queued: queued) }
         let result = try writeLock.withLock { writer throws -> R in
             var writes = ResolvedWrites<Value>()
             let result: R
@@ -186,8 +190,6 @@ extension IdentityStore {
             change = committed.isEmpty ? nil : committed
             return result
         }
-        // Outside the write lock: main-actor observers may write to the store.
-        if queued { deliverToMainActor() }
         return (result, change)
     }
 

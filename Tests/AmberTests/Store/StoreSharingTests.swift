@@ -158,3 +158,20 @@ import Testing
         #expect(second[id: jill.id] == jill, "after it returns, the other store writes")
     }
 }
+
+@MainActor
+@Suite struct SharingOnTheMainActorTests {
+    @Test(arguments: StoreFixture.persistent)
+    func aThrowingWriteStillDeliversTheChangesItTookIn(_ fixture: StoreFixture) async throws {
+        struct Abort: Error {}
+        let (mine, theirs, _) = try StoreSharingTests.writers(fixture)
+        let screen = Screen()
+        mine.addObserver(screen) { screen, change in screen.changes.append(change) }
+        try theirs.add(jill)
+        #expect(throws: Abort.self) {
+            try mine.transaction { _ in throw Abort() }
+        }
+        #expect(screen.changes.map(\.origin) == [.otherProcess], "delivered before the write returned")
+        #expect(mine[id: jill.id] == jill)
+    }
+}
