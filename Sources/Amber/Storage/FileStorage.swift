@@ -36,7 +36,7 @@ public struct FileStorage: StoreStorage {
 }
 
 /// The file of one key.
-final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
+final class FileStorageKey: StoreStorageKey, StoragePlace, @unchecked Sendable {
     // @unchecked: mutable state is only touched while `lock` is held.
     private let url: URL
     private let key: String
@@ -51,6 +51,8 @@ final class FileStorageKey: StoreStorageKey, @unchecked Sendable {
         self.key = key
         (records, knownVersion) = try Self.read(url)
     }
+
+    var place: String { url.path }
 
     func load() throws -> [StoredRecord] {
         lock.withLock { records.records }

@@ -156,7 +156,7 @@ final class UserDefaultsDocument: @unchecked Sendable {
 }
 
 /// One store's view of a ``UserDefaultsDocument``.
-final class UserDefaultsStorageKey: StoreStorageKey, @unchecked Sendable {
+final class UserDefaultsStorageKey: StoreStorageKey, StoragePlace, @unchecked Sendable {
     // @unchecked: `known` and `knownGeneration` are only touched while the document's lock is held.
     private let document: UserDefaultsDocument
     private var known: OrderedDictionary<String, Data> = [:]
@@ -169,6 +169,8 @@ final class UserDefaultsStorageKey: StoreStorageKey, @unchecked Sendable {
     deinit {
         document.setSignal(nil, for: ObjectIdentifier(self))
     }
+
+    var place: String { document.location }
 
     func load() throws -> [StoredRecord] {
         document.lock.withLock {

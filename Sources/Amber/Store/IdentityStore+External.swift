@@ -37,7 +37,7 @@ extension IdentityStore {
         let current = state.withLock { $0.values }
         switch external {
         case .snapshot(let records):
-            let loaded = persistence.reconcile(records, isEqual: isEqual)
+            let loaded = persistence.reconcile(records)
             writer.recordIDs = loaded.recordIDs
             var inserted: [Value] = []
             var updated: [StoreChange<Value>.Update] = []
@@ -72,33 +72,33 @@ extension IdentityStore {
             deleted[id] = value
             writer.recordIDs.remove(id)
         }
-        var holders = current
-        for id in deleted.keys { holders.removeValue(forKey: id) }
-        var placed: [(value: Value, moved: Bool)] = []
+        // What this change places, by identity, in the order of `upserts`. The store's values are
+        // only read: a copy to mutate would cost O(n) per change.
+        var latest: OrderedDictionary<Value.ID, (value: Value, moved: Bool)> = [:]
         var failures: [UndecodableRecord] = []
+        func isHeld(_ id: Value.ID) -> Bool {
+            latest[id] != nil || (current[id] != nil && deleted[id] == nil)
+        }
         for record in upserts {
-            switch persistence.place(record, holders: holders, recordIDs: writer.recordIDs) {
+            switch persistence.place(record, isHeld: isHeld, recordIDs: writer.recordIDs) {
             case .value(let value, let odd):
                 if odd { writer.recordIDs.set(record.id, for: value.id) }
-                holders[value.id] = value
-                placed.append((value, deleted.removeValue(forKey: value.id) != nil))
+                let moved = deleted.removeValue(forKey: value.id) != nil
+                latest[value.id] = (value, moved || latest[value.id]?.moved == true)
             case .undecodable(let entry):
                 failures.append(entry)
                 // The record of a value in memory now holds something this model cannot read.
-                if let id = persistence.identity(ofRecord: record.id, writer.recordIDs), let value = holders[id],
+                if let id = persistence.identity(ofRecord: record.id, writer.recordIDs), isHeld(id),
                     persistence.storedID(id, writer.recordIDs) == record.id
                 {
-                    holders.removeValue(forKey: id)
                     writer.recordIDs.remove(id)
-                    if current[id] != nil { deleted[id] = value }
-                    placed.removeAll { $0.value.id == id }
+                    latest.removeValue(forKey: id)
+                    if let value = current[id] { deleted[id] = value }
                 }
             }
         }
         var inserted: [Value] = []
         var updated: [StoreChange<Value>.Update] = []
-        var latest: OrderedDictionary<Value.ID, (value: Value, moved: Bool)> = [:]
-        for entry in placed { latest[entry.value.id] = entry }
         for (id, entry) in latest {
             if let old = current[id] {
                 if isEqual?(old, entry.value) != true { updated.append(.init(old: old, new: entry.value)) }

@@ -166,6 +166,7 @@ extension IdentityStore {
         // changes: main-actor observers may write to the store. On the main actor, changes that
         // background threads queued are delivered too, so the caller sees everything before it.
         defer { deliverAfterWrite(queued: queued) }
+        if persistence != nil { try refuseNestedWrite() }
         let result = try writeLock.withLock { writer throws -> R in
             var writes = ResolvedWrites<Value>()
             let result: R
@@ -191,6 +192,15 @@ extension IdentityStore {
             return result
         }
         return (result, change)
+    }
+
+    /// Throws when this thread is already inside a write to the same storage place, before any
+    /// lock is taken: waiting for this store's write lock could wait on a thread that waits for
+    /// the storage lock this thread holds.
+    @usableFromInline
+    func refuseNestedWrite() throws {
+        guard let place = (persistence?.storage as? any StoragePlace)?.place, WriterThreads.isWriting(place) else { return }
+        throw StoreError.writeFailed(path: place, key: persistence?.key ?? "", reason: WriterThreads.nestedWriteReason)
     }
 
     /// Resolves and persists a write inside one storage write, after taking in other writers' changes.

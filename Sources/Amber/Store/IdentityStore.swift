@@ -49,7 +49,7 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
     /// - Throws: ``StoreError`` when the storage cannot be read.
     public init(key: String, storage: any StoreStorage) throws where Value: Codable, Value.ID: Codable {
         let persistence = Persistence<Value>(key: key, storage: try storage.open(key: key))
-        let loaded = persistence.reconcile(try persistence.storage.load(), isEqual: nil)
+        let loaded = persistence.reconcile(try persistence.storage.load())
         var initial = StoreState<Value>()
         initial.values = loaded.values
         initial.undecodable = loaded.undecodable

@@ -56,11 +56,11 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
     ///
     /// A record whose value has an identity another record already holds is listed as
     /// undecodable, so no identity is ever held twice.
-    func reconcile(_ records: [StoredRecord], isEqual: ((Value, Value) -> Bool)?) -> Reconciled {
+    func reconcile(_ records: [StoredRecord]) -> Reconciled {
         var result = Reconciled()
         result.values.reserveCapacity(records.count)
         for record in records {
-            switch place(record, holders: result.values, recordIDs: result.recordIDs) {
+            switch place(record, isHeld: { result.values[$0] != nil }, recordIDs: result.recordIDs) {
             case .value(let value, let odd):
                 result.values[value.id] = value
                 if odd { result.recordIDs.set(record.id, for: value.id) }
@@ -85,9 +85,9 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
 
     /// Decodes a record and checks that its identity is not held by another record.
     ///
-    /// - Parameter holders: The values held so far; `recordIDs` says by which records.
+    /// - Parameter isHeld: Whether an identity is held so far; `recordIDs` says by which record.
     func place(
-        _ record: StoredRecord, holders: OrderedDictionary<Value.ID, Value>, recordIDs: RecordIDs<Value.ID>
+        _ record: StoredRecord, isHeld: (Value.ID) -> Bool, recordIDs: RecordIDs<Value.ID>
     ) -> Placement {
         let value: Value
         do {
@@ -95,7 +95,7 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
         } catch {
             return .undecodable(UndecodableRecord(id: record.id, data: record.data, reason: "\(error)"))
         }
-        if holders[value.id] != nil {
+        if isHeld(value.id) {
             let holder = storedID(value.id, recordIDs)
             if holder != record.id {
                 return .undecodable(UndecodableRecord(

@@ -25,3 +25,10 @@ package enum WriterThreads {
     package static let nestedWriteReason: StoreError.Cause =
         "a write started inside another store's write to the same storage (a transaction body or update transform); write after that one returns"
 }
+
+/// A storage key that can say where it writes, so a store can refuse a nested write to the same
+/// place before it takes any lock.
+package protocol StoragePlace {
+    /// The file, or defaults key, the key writes to; equal for every instance on it.
+    var place: String { get }
+}
