@@ -49,6 +49,14 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
         #expect(await eventually(within: 3) { store[id: "counter"]?.index == 3 * rounds })
     }
 
+    @Test func userDefaultsWritesOfAProcessThatEndedAreOnDisk() async throws {
+        let suite = "amber-two-process-\(UUID().uuidString)"
+        let writer = try await runWriter(["defaults:\(suite)", "entries", "3"])
+        #expect(writer.status == 0, "\(writer.error)")
+        let store = try IdentityStore<Entry>(key: "entries", storage: UserDefaultsStorage(suiteName: suite))
+        #expect(store.ids == ["w-0", "w-1", "w-2"], "every acknowledged write reached the disk")
+    }
+
     @Test func userDefaultsRefusesASecondProcess() async throws {
         let suite = "amber-two-process-\(UUID().uuidString)"
         let store = try IdentityStore<Entry>(key: "entries", storage: UserDefaultsStorage(suiteName: suite))
