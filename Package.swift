@@ -8,6 +8,9 @@ let package = Package(
     products: [
         .library(name: "Amber", targets: ["Amber"]),
         .library(name: "AmberSQLite", targets: ["AmberSQLite"]),
+        .library(name: "AmberSync", targets: ["AmberSync"]),
+        .library(name: "AmberSyncServer", targets: ["AmberSyncServer"]),
+        .executable(name: "amber-sync", targets: ["amber-sync"]),
         .executable(name: "notes", targets: ["notes"]),
         .executable(name: "cookies", targets: ["cookies"]),
     ],
@@ -19,6 +22,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // The sync server only: an app that depends on AmberSync builds none of these.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .macro(
@@ -47,11 +55,43 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The wire types of sync, shared by client and server; Foundation only.
+        .target(name: "AmberSyncProtocol"),
+        .target(
+            name: "AmberSync",
+            dependencies: [
+                "Amber",
+                "AmberSQLite",
+                "AmberSyncProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "AmberSyncServer",
+            dependencies: [
+                "AmberSyncProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "amber-sync",
+            dependencies: [
+                "AmberSyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "notes",
             dependencies: [
                 "Amber",
                 "AmberSQLite",
+                "AmberSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
             ]
@@ -109,8 +149,33 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "AmberSyncServerTests",
+            dependencies: [
+                "AmberSyncServer",
+                "AmberSyncProtocol",
+                "AmberTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "AmberSyncTests",
+            dependencies: [
+                "Amber",
+                "AmberSQLite",
+                "AmberSync",
+                "AmberSyncServer",
+                "AmberSyncProtocol",
+                "AmberTestSupport",
+                "amber-sync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
             name: "NotesTests",
-            dependencies: ["notes", "cookies", "AmberTestSupport"]
+            dependencies: ["notes", "cookies", "amber-sync", "AmberTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,1 @@
+// The sync client; see SyncClient.swift.

@@ -1,0 +1,283 @@
+import Foundation
+
+/// The version of the wire protocol these types speak; every path starts with `/v1/`.
+public let syncProtocolVersion = 1
+
+/// A JSON value, kept as parsed: records travel as opaque JSON objects.
+///
+/// Numbers are kept as `Double` unless they are integers that fit `Int64`, so an integer field
+/// comes back as written.
+public enum JSONValue: Sendable, Hashable, Codable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a JSON value")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// The members of an object, or `nil` for any other value.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+}
+
+/// A record's JSON object: what the server stores for a user's record.
+public typealias JSONObject = [String: JSONValue]
+
+/// `POST /v1/push`: local changes of one client, in the order they were made.
+public struct PushRequest: Sendable, Equatable, Codable {
+    /// The client that sends them; ``Mutation/mutationID``s increase per client.
+    public var clientID: String
+    public var mutations: [Mutation]
+
+    public init(clientID: String, mutations: [Mutation]) {
+        self.clientID = clientID
+        self.mutations = mutations
+    }
+}
+
+/// One change of one record, as a client pushes it.
+public struct Mutation: Sendable, Equatable, Codable {
+    /// Increases per client; a mutation sent again with the same id is answered as the first time.
+    public var mutationID: Int64
+    /// The record's collection (an ``IdentityStore``'s key), matching `[A-Za-z0-9_.-]{1,64}`.
+    public var collection: String
+    /// The record's id, at most 256 bytes of UTF-8.
+    public var id: String
+    /// The server version the client last saw of this record, or `nil` when it never saw it.
+    public var baseVersion: Int64?
+    /// The record's JSON object, or `nil` to delete it.
+    public var value: JSONObject?
+    /// The top-level keys this mutation changes; `nil` replaces the record whole.
+    public var fields: [String]?
+
+    public init(
+        mutationID: Int64, collection: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]? = nil
+    ) {
+        self.mutationID = mutationID
+        self.collection = collection
+        self.id = id
+        self.baseVersion = baseVersion
+        self.value = value
+        self.fields = fields
+    }
+
+    enum CodingKeys: String, CodingKey { case mutationID, collection, id, baseVersion, value, fields }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        mutationID = try container.decode(Int64.self, forKey: .mutationID)
+        collection = try container.decode(String.self, forKey: .collection)
+        id = try container.decode(String.self, forKey: .id)
+        // Present and null, or absent: both mean "never seen" / "delete"; a wrong type is an error.
+        baseVersion = try container.decodeIfPresent(Int64.self, forKey: .baseVersion)
+        value = try container.decodeIfPresent(JSONObject.self, forKey: .value)
+        fields = try container.decodeIfPresent([String].self, forKey: .fields)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(mutationID, forKey: .mutationID)
+        try container.encode(collection, forKey: .collection)
+        try container.encode(id, forKey: .id)
+        try container.encode(baseVersion, forKey: .baseVersion)  // explicit null
+        try container.encode(value, forKey: .value)  // explicit null deletes
+        try container.encodeIfPresent(fields, forKey: .fields)
+    }
+}
+
+/// The answer to a ``PushRequest``: one result per mutation, in the same order.
+public struct PushResponse: Sendable, Equatable, Codable {
+    public var results: [MutationResult]
+
+    public init(results: [MutationResult]) {
+        self.results = results
+    }
+}
+
+/// What became of one mutation.
+public struct MutationResult: Sendable, Equatable, Codable {
+    public enum Status: String, Sendable, Equatable, Codable {
+        /// Written; ``MutationResult/version`` is the record's new version.
+        case applied
+        /// Not written: the record changed on the server since the mutation's base version.
+        case conflict
+    }
+
+    public var mutationID: Int64
+    public var status: Status
+    /// The record's version on the server after this mutation (new when applied, current on conflict).
+    public var version: Int64
+    /// The server's record: on `applied`, only when it differs from what was sent (merged with
+    /// other fields); on `conflict`, always (`nil` when deleted).
+    public var value: JSONObject?
+    /// On a conflict of a mutation with fields: which of them changed on the server.
+    public var fields: [String]?
+
+    public init(mutationID: Int64, status: Status, version: Int64, value: JSONObject? = nil, fields: [String]? = nil) {
+        self.mutationID = mutationID
+        self.status = status
+        self.version = version
+        self.value = value
+        self.fields = fields
+    }
+
+    enum CodingKeys: String, CodingKey { case mutationID, status, version, value, fields }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        mutationID = try container.decode(Int64.self, forKey: .mutationID)
+        status = try container.decode(Status.self, forKey: .status)
+        version = try container.decode(Int64.self, forKey: .version)
+        value = try container.decodeIfPresent(JSONObject.self, forKey: .value)
+        fields = try container.decodeIfPresent([String].self, forKey: .fields)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(mutationID, forKey: .mutationID)
+        try container.encode(status, forKey: .status)
+        try container.encode(version, forKey: .version)
+        // A conflict always says what the server has, `null` for a deleted record.
+        if status == .conflict { try container.encode(value, forKey: .value) } else { try container.encodeIfPresent(value, forKey: .value) }
+        try container.encodeIfPresent(fields, forKey: .fields)
+    }
+}
+
+/// `GET /v1/pull`: the changes after a cursor, in version order.
+public struct PullResponse: Sendable, Equatable, Codable {
+    public var changes: [RecordChange]
+    /// The version to pass as `cursor` next time.
+    public var cursor: Int64
+    /// Whether more changes wait after these (pull again at once).
+    public var hasMore: Bool
+
+    public init(changes: [RecordChange], cursor: Int64, hasMore: Bool) {
+        self.changes = changes
+        self.cursor = cursor
+        self.hasMore = hasMore
+    }
+}
+
+/// The latest state of one record, as a pull reports it.
+public struct RecordChange: Sendable, Equatable, Codable {
+    public var collection: String
+    public var id: String
+    public var version: Int64
+    /// The record's JSON object, or `nil` when it was deleted.
+    public var value: JSONObject?
+
+    public init(collection: String, id: String, version: Int64, value: JSONObject?) {
+        self.collection = collection
+        self.id = id
+        self.version = version
+        self.value = value
+    }
+
+    enum CodingKeys: String, CodingKey { case collection, id, version, value }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        collection = try container.decode(String.self, forKey: .collection)
+        id = try container.decode(String.self, forKey: .id)
+        version = try container.decode(Int64.self, forKey: .version)
+        value = try container.decodeIfPresent(JSONObject.self, forKey: .value)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(collection, forKey: .collection)
+        try container.encode(id, forKey: .id)
+        try container.encode(version, forKey: .version)
+        try container.encode(value, forKey: .value)  // explicit null for a deletion
+    }
+}
+
+/// The body of every error response: `{"error": "..."}`, plus `"reset": true` on `410`.
+public struct ErrorResponse: Sendable, Equatable, Codable {
+    public var error: String
+    /// Set on `410 Gone`: the cursor is older than the server remembers; pull again from 0.
+    public var reset: Bool?
+
+    public init(error: String, reset: Bool? = nil) {
+        self.error = error
+        self.reset = reset
+    }
+}
+
+/// `GET /v1/health`.
+public struct HealthResponse: Sendable, Equatable, Codable {
+    public var status: String
+    public var protocolVersion: Int
+
+    public init(status: String = "ok", protocolVersion: Int = syncProtocolVersion) {
+        self.status = status
+        self.protocolVersion = protocolVersion
+    }
+}
+
+/// The limits of the protocol that both sides check.
+public enum SyncLimits {
+    /// Longest collection name, in bytes.
+    public static let collectionNameLength = 64
+    /// Longest record id, in bytes of UTF-8.
+    public static let idLength = 256
+    /// Default and largest `limit` of a pull.
+    public static let defaultPullLimit = 1_000
+    public static let maximumPullLimit = 1_000
+    /// Longest `wait` of a pull, in seconds.
+    public static let maximumWait = 60
+    /// Default request body limit of the server, in bytes.
+    public static let defaultMaximumBody = 8 * 1_024 * 1_024
+
+    /// Whether `name` is a valid collection name: `[A-Za-z0-9_.-]{1,64}`.
+    public static func isValidCollection(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard !utf8.isEmpty, utf8.count <= collectionNameLength else { return false }
+        return utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x5F || byte == 0x2E || byte == 0x2D
+        }
+    }
+
+    /// Whether `id` is a valid record id: 1 to 256 bytes of UTF-8.
+    public static func isValidID(_ id: String) -> Bool {
+        !id.utf8.isEmpty && id.utf8.count <= idLength
+    }
+}

@@ -1,0 +1,1 @@
+// The sync server library.

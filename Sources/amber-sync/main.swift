@@ -1,0 +1,1 @@
+print("amber-sync: not built yet")
