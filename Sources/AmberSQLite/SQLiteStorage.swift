@@ -48,7 +48,8 @@ import GRDB
 public final class SQLiteStorage: StoreStorage {
     /// The database file.
     public let path: String
-    let database: DatabaseQueue
+    /// The connection every store of this instance writes through; sync keeps its tables here.
+    package let database: DatabaseQueue
     /// Bumped on every write through this instance, so its other open keys look for changes too.
     let localWrites = LockedValue(0)
     /// Signals this instance's open keys when the file may have changed.

@@ -55,16 +55,19 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
                     try db.inTransaction(.immediate) { try WriterThreads.writing(storage.path) {
                         let current = try self.sequence(db)
                         let external = try self.changes(db, current: current)
+                        let context = SQLiteWriteContext(database: db, key: key)
                         let batch: StorageBatch
                         do {
-                            batch = try body(external)
+                            batch = try SQLiteWriteContext.with(context, path: storage.path) { try body(external) }
                         } catch {
                             bodyError = error
                             throw error
                         }
-                        guard !batch.isEmpty else { return .commit }
-                        try self.write(batch, sequence: current + 1, db)
-                        written = current + 1
+                        if !batch.isEmpty {
+                            try self.write(batch, sequence: current + 1, db)
+                            written = current + 1
+                        }
+                        try context.runAfterRecords()
                         return .commit
                     } }
                 }

@@ -28,6 +28,9 @@ public struct StoreChange<Value: Identifiable & Sendable>: Sendable {
         case local
         /// Through another store on the same storage: another process, or another instance in this one.
         case otherProcess
+        /// Applied by sync (`SyncClient` in the `AmberSync` module): what other devices wrote,
+        /// or a merge of it with local edits.
+        case sync
     }
 
     /// Identities that were not in the store before, in the order they were added.

@@ -1,1 +1,0 @@
-// The sync client; see SyncClient.swift.

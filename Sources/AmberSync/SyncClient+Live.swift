@@ -1,0 +1,141 @@
+import Amber
+import Foundation
+
+extension SyncClient {
+    /// Keeps syncing in the background until ``stop()``.
+    ///
+    /// A local write (of this process or another one on the file) is pushed within a moment, and
+    /// a change another client pushes arrives through a long-poll pull, without polling in a busy
+    /// loop. When the server is unreachable it retries with growing delays (up to 30 s).
+    /// Calling `start()` again while started does nothing.
+    public func start() {
+        live.withLock { task in
+            guard task == nil else { return }
+            let engine = self.engine
+            let events = self.eventHub
+            let collections = self.collections.withLock { Array($0.values) }
+            task = Task.detached {
+                await LiveSync(engine: engine, events: events, collections: collections).run()
+            }
+        }
+    }
+
+    /// Ends the background work started by ``start()``, and waits for it to end.
+    public func stop() async {
+        let task = live.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+    }
+}
+
+/// The loop of live sync.
+struct LiveSync: Sendable {
+    let engine: SyncEngine
+    let events: EventHub
+    let collections: [any SyncedCollection]
+
+    /// How long one long-poll pull waits on the server.
+    static let longPoll = 25
+    static let longestRetryDelay: Double = 30
+
+    func run() async {
+        let wakeUp = WakeUp()
+        let listeners = collections.map { collection in
+            Task {
+                for await _ in collection.localWrites() { wakeUp.signal() }
+            }
+        }
+        defer { for listener in listeners { listener.cancel() } }
+        var delay = 0.5
+        while !Task.isCancelled {
+            events.emit(.syncing)
+            do {
+                let report = try await engine.sync()
+                events.emit(.synced(report))
+                delay = 0.5
+            } catch {
+                if Task.isCancelled { return }
+                events.emit(error.kind == .offline ? .offline(reason: error.message) : .failed(reason: error.description))
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                delay = min(delay * 2, Self.longestRetryDelay)
+                continue
+            }
+            // Until a local write or a change on the server.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await wakeUp.wait() }
+                group.addTask {
+                    do {
+                        _ = try await engine.waitForServer(seconds: Self.longPoll)
+                    } catch {
+                        // Unreachable: the next sync reports it and backs off; no busy loop.
+                        try? await Task.sleep(nanoseconds: 1_000_000_000)
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}
+
+/// A signal that a waiter takes once: signals while nobody waits are kept as one.
+final class WakeUp: @unchecked Sendable {
+    // @unchecked: `signalled` and `waiter` are only touched while `lock` is held.
+    private let lock = NSLock()
+    private var signalled = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func signal() {
+        lock.lock()
+        let waiter = self.waiter
+        self.waiter = nil
+        if waiter == nil { signalled = true }
+        lock.unlock()
+        waiter?.resume()
+    }
+
+    /// Returns at the next signal (at once if one came since the last wait), or when cancelled.
+    func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                lock.lock()
+                if signalled || Task.isCancelled {
+                    signalled = false
+                    lock.unlock()
+                    continuation.resume()
+                } else {
+                    waiter = continuation
+                    lock.unlock()
+                }
+            }
+        } onCancel: {
+            signal()
+        }
+    }
+}
+
+/// Hands ``SyncEvent``s to every subscriber.
+final class EventHub: Sendable {
+    private let subscribers = LockedValue<(next: Int, continuations: [Int: AsyncStream<SyncEvent>.Continuation])>((0, [:]))
+
+    func subscribe() -> AsyncStream<SyncEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
+        let id = subscribers.withLock { state in
+            state.next += 1
+            state.continuations[state.next] = continuation
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func emit(_ event: SyncEvent) {
+        let continuations = subscribers.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.yield(event) }
+    }
+}

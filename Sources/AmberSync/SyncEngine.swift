@@ -1,0 +1,211 @@
+import Amber
+import AmberSQLite
+import AmberSyncProtocol
+import Foundation
+import GRDB
+
+/// Pushes and pulls for one ``SyncClient``, one sync at a time.
+///
+/// Everything it does runs off the main actor: network, decoding, merging, and the store writes
+/// that bring the server's records in.
+actor SyncEngine {
+    let storage: SQLiteStorage
+    let transport: SyncTransport
+    let clientID: String
+    let collections: LockedValue<[String: any SyncedCollection]>
+    /// Serializes syncs: a live sync and one the app asked for never interleave.
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Mutations per push.
+    static let batchSize = 500
+    /// Push rounds per sync: a merge makes a record pending again, to be pushed in the next round.
+    static let pushRounds = 4
+
+    init(storage: SQLiteStorage, transport: SyncTransport, clientID: String, collections: LockedValue<[String: any SyncedCollection]>) {
+        self.storage = storage
+        self.transport = transport
+        self.clientID = clientID
+        self.collections = collections
+    }
+
+    /// Pushes what is pending, pulls until caught up, and pushes what merging made pending.
+    func sync() async throws(SyncError) -> SyncReport {
+        await acquire()
+        defer { release() }
+        var report = Tally()
+        try await push(into: &report)
+        try await pull(into: &report)
+        try await push(into: &report)
+        return SyncReport(pushed: report.pushed, pulled: report.pulled, merged: report.merged)
+    }
+
+    /// Waits for the server to have something newer than the cursor, for up to `seconds`.
+    ///
+    /// - Returns: Whether it has.
+    func waitForServer(seconds: Int) async throws(SyncError) -> Bool {
+        let cursor = try database { try SyncSchema.cursor($0) }
+        return try await !transport.pull(cursor: cursor, limit: 1, wait: seconds).changes.isEmpty
+    }
+
+    private struct Tally {
+        var pushed = 0
+        var pulled = 0
+        var merged: [SyncConflict] = []
+    }
+
+    // MARK: Push
+
+    private func push(into report: inout Tally) async throws(SyncError) {
+        for _ in 0..<Self.pushRounds {
+            let mutations = try nextBatch()
+            guard !mutations.isEmpty else { return }
+            let response = try await transport.push(PushRequest(clientID: clientID, mutations: mutations))
+            var states: [String: [ServerState]] = [:]
+            var order: [String] = []
+            for (mutation, result) in zip(mutations, response.results) {
+                let value: JSONObject? = result.status == .applied ? (result.value ?? mutation.value) : result.value
+                if result.status == .applied { report.pushed += 1 } else { report.pulled += 1 }
+                var state = ServerState(id: mutation.id, version: result.version, value: value)
+                state.answered = mutation.mutationID
+                // A conflict is measured against the base the mutation was made from, as a pulled change is.
+                if result.status == .applied { state.applied = .init(value: mutation.value) }
+                if states[mutation.collection] == nil { order.append(mutation.collection) }
+                states[mutation.collection, default: []].append(state)
+            }
+            for key in order {
+                report.merged += try apply(states[key] ?? [], to: key)
+            }
+        }
+    }
+
+    /// The mutations to send: those sent before and not answered (a crash, a lost connection),
+    /// as they were, or else new ones for the records written since they last agreed.
+    private func nextBatch() throws(SyncError) -> [Mutation] {
+        let collections = collections.withLock { $0 }
+        return try database { db in
+            let unanswered = try Row.fetchAll(db, sql: "SELECT collection, body FROM amber_sync_outbox ORDER BY mutation_id")
+            if !unanswered.isEmpty {
+                return try unanswered.map { row in
+                    let collection: String = row[0]
+                    guard collections[collection] != nil else {
+                        throw SyncError(
+                            .misuse,
+                            "changes of the store with key \(collection) were sent and not yet answered; add that store to the client before syncing"
+                        )
+                    }
+                    return try JSONDecoder().decode(Mutation.self, from: Data((row[1] as String).utf8))
+                }
+            }
+            guard !collections.isEmpty else { return [] }
+            let keys = Array(collections.keys)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.key, p.id, r.value, b.version, b.value FROM amber_sync_pending p
+                    LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
+                    LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
+                    WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
+                    ORDER BY p.key LIMIT \(Self.batchSize)
+                    """,
+                arguments: StatementArguments(keys))
+            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]?)] = []
+            for row in rows {
+                let key: String = row[0]
+                let id: String = row[1]
+                let localText: String? = row[2]
+                let baseVersion: Int64? = row[3]
+                let baseText: String? = row[4]
+                let local = try localText.map { try JSONCoding.object(Data($0.utf8)) }
+                let base = try baseVersion.map { version in
+                    SyncSchema.Base(version: version, value: try baseText.map { try JSONCoding.object(Data($0.utf8)) })
+                }
+                switch collections[key]?.plan(local: local, base: base) ?? .none {
+                case .none:
+                    try SyncSchema.setPending(db, key: key, id: id, false)
+                case .send(let baseVersion, let value, let fields):
+                    planned.append((key, id, baseVersion, value, fields))
+                }
+            }
+            guard !planned.isEmpty else { return [] }
+            let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, ?, ?)")
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            return try planned.enumerated().map { offset, plan in
+                let mutation = Mutation(
+                    mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
+                    baseVersion: plan.baseVersion, value: plan.value, fields: plan.fields)
+                try insert.execute(arguments: [
+                    mutation.mutationID, plan.key, String(decoding: try encoder.encode(mutation), as: UTF8.self),
+                ])
+                return mutation
+            }
+        }
+    }
+
+    // MARK: Pull
+
+    private func pull(into report: inout Tally) async throws(SyncError) {
+        var cursor = try database { try SyncSchema.cursor($0) }
+        while true {
+            let page = try await transport.pull(cursor: cursor)
+            var states: [String: [ServerState]] = [:]
+            var order: [String] = []
+            for change in page.changes {
+                guard change.version > cursor else {
+                    throw SyncError(.protocolViolation, "the pull answered a change at version \(change.version), not after \(cursor)")
+                }
+                if states[change.collection] == nil { order.append(change.collection) }
+                states[change.collection, default: []].append(
+                    ServerState(id: change.id, version: change.version, value: change.value))
+            }
+            let known = collections.withLock { $0 }
+            for key in order where known[key] != nil {
+                report.pulled += states[key]?.count ?? 0
+                report.merged += try apply(states[key] ?? [], to: key)
+            }
+            // A collection no store was added for is skipped: adding its store later pulls from 0.
+            let next = max(cursor, page.cursor)
+            try database { try SyncSchema.setCursor($0, next) }
+            cursor = next
+            guard page.hasMore, !page.changes.isEmpty else { return }
+        }
+    }
+
+    // MARK: Support
+
+    private func apply(_ states: [ServerState], to key: String) throws(SyncError) -> [SyncConflict] {
+        guard let collection = collections.withLock({ $0[key] }) else { return [] }
+        do {
+            return try collection.apply(states)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.storage, "cannot write the changes of \(key): \(error)", underlyingError: error)
+        }
+    }
+
+    private func database<R>(_ body: (Database) throws -> R) throws(SyncError) -> R {
+        do {
+            return try storage.database.write(body)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)
+        }
+    }
+
+    private func acquire() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func release() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}

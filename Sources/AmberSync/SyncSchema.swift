@@ -1,0 +1,147 @@
+import AmberSyncProtocol
+import Foundation
+import GRDB
+
+/// The tables sync keeps beside the stores' records in the storage file.
+///
+/// - `amber_sync_collections`: the keys a `SyncClient` syncs. Triggers on `amber_records` mark
+///   every write to such a key pending, in the write's own transaction, whichever process makes it
+///   (an app extension that never creates a client included).
+/// - `amber_sync_pending`: records written locally since they last agreed with the server.
+/// - `amber_sync_base`: per record, the server's version and value they last agreed on: the base
+///   of three-way merges, and what local changes are measured against.
+/// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash.
+/// - `amber_sync_meta`: the client id, the pull cursor, the next mutation id.
+enum SyncSchema {
+    static func prepare(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS amber_sync_meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS amber_sync_collections (key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS amber_sync_pending (
+                key TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (key, id)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS amber_sync_base (
+                key TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, value TEXT,
+                PRIMARY KEY (key, id)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS amber_sync_outbox (
+                mutation_id INTEGER PRIMARY KEY NOT NULL, collection TEXT NOT NULL, body TEXT NOT NULL);
+            CREATE TRIGGER IF NOT EXISTS amber_sync_mark_insert AFTER INSERT ON amber_records
+                WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
+                BEGIN INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (NEW.key, NEW.id); END;
+            CREATE TRIGGER IF NOT EXISTS amber_sync_mark_update AFTER UPDATE OF value ON amber_records
+                WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
+                BEGIN INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (NEW.key, NEW.id); END;
+            CREATE TRIGGER IF NOT EXISTS amber_sync_mark_delete AFTER DELETE ON amber_records
+                WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = OLD.key)
+                BEGIN INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (OLD.key, OLD.id); END;
+            """)
+    }
+
+    // MARK: Meta
+
+    static func meta(_ db: Database, _ name: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM amber_sync_meta WHERE name = ?", arguments: [name])
+    }
+
+    static func setMeta(_ db: Database, _ name: String, _ value: String) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO amber_sync_meta (name, value) VALUES (?, ?)", arguments: [name, value])
+    }
+
+    static func clientID(_ db: Database) throws -> String {
+        if let id = try meta(db, "clientID") { return id }
+        let id = UUID().uuidString
+        try setMeta(db, "clientID", id)
+        return id
+    }
+
+    static func cursor(_ db: Database) throws -> Int64 {
+        try meta(db, "cursor").flatMap(Int64.init) ?? 0
+    }
+
+    static func setCursor(_ db: Database, _ cursor: Int64) throws {
+        try setMeta(db, "cursor", String(cursor))
+    }
+
+    /// Hands out the next `count` mutation ids.
+    static func takeMutationIDs(_ db: Database, count: Int) throws -> Int64 {
+        let next = try meta(db, "nextMutationID").flatMap(Int64.init) ?? 1
+        try setMeta(db, "nextMutationID", String(next + Int64(count)))
+        return next
+    }
+
+    // MARK: Collections
+
+    /// Registers `key` for sync; the first time, marks its existing records pending and restarts
+    /// the pull from the beginning, so that both sides get what the other has.
+    ///
+    /// - Returns: Whether the key was new.
+    @discardableResult
+    static func register(_ db: Database, key: String) throws -> Bool {
+        try db.execute(sql: "INSERT OR IGNORE INTO amber_sync_collections (key) VALUES (?)", arguments: [key])
+        guard db.changesCount > 0 else { return false }
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO amber_sync_pending (key, id) SELECT key, id FROM amber_records WHERE key = ?",
+            arguments: [key])
+        try setCursor(db, 0)
+        return true
+    }
+
+    // MARK: Base values
+
+    struct Base {
+        let version: Int64
+        let value: JSONObject?
+    }
+
+    static func base(_ db: Database, key: String, id: String) throws -> Base? {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT version, value FROM amber_sync_base WHERE key = ? AND id = ?"),
+                arguments: [key, id])
+        else { return nil }
+        let text: String? = row[1]
+        return Base(version: row[0], value: try text.map { try JSONCoding.object(Data($0.utf8)) })
+    }
+
+    static func setBase(_ db: Database, key: String, id: String, version: Int64, value: JSONObject?) throws {
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO amber_sync_base (key, id, version, value) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: [key, id, version, try value.map(JSONCoding.text)])
+    }
+
+    static func setPending(_ db: Database, key: String, id: String, _ pending: Bool) throws {
+        if pending {
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (?, ?)")
+                .execute(arguments: [key, id])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM amber_sync_pending WHERE key = ? AND id = ?")
+                .execute(arguments: [key, id])
+        }
+    }
+
+    static func deleteOutbox(_ db: Database, mutationID: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id = ?").execute(arguments: [mutationID])
+    }
+}
+
+/// Records as JSON objects, the form they travel in.
+enum JSONCoding {
+    static func object(_ data: Data) throws -> JSONObject {
+        try JSONDecoder().decode(JSONObject.self, from: data)
+    }
+
+    static func data(_ object: JSONObject) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(object)
+    }
+
+    static func text(_ object: JSONObject) throws -> String {
+        String(decoding: try data(object), as: UTF8.self)
+    }
+
+    /// The top-level keys whose values differ between two objects, sorted.
+    static func changedKeys(from old: JSONObject, to new: JSONObject) -> [String] {
+        Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }.sorted()
+    }
+}

@@ -1,0 +1,130 @@
+import AmberSyncProtocol
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The wire protocol over HTTP, with `URLSession`.
+struct SyncTransport: Sendable {
+    let server: URL
+    let token: String
+    let session: URLSession
+
+    init(server: URL, token: String) {
+        self.server = server
+        self.token = token
+        let configuration = URLSessionConfiguration.ephemeral
+        // Long enough for a long-poll pull (at most 60 s of waiting) on a slow network.
+        configuration.timeoutIntervalForRequest = 90
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        session = URLSession(configuration: configuration)
+    }
+
+    func push(_ request: PushRequest) async throws(SyncError) -> PushResponse {
+        let body: Data
+        do { body = try JSONEncoder().encode(request) } catch {
+            throw SyncError(.protocolViolation, "cannot encode the push: \(error)", underlyingError: error)
+        }
+        var urlRequest = URLRequest(url: server.appendingPathComponent("v1/push"))
+        urlRequest.httpMethod = "POST"
+        urlRequest.httpBody = body
+        urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let response: PushResponse = try await send(urlRequest)
+        guard response.results.map(\.mutationID) == request.mutations.map(\.mutationID) else {
+            throw SyncError(.protocolViolation, "the push answer does not list one result per mutation, in order")
+        }
+        return response
+    }
+
+    func pull(cursor: Int64, limit: Int = SyncLimits.defaultPullLimit, wait: Int = 0) async throws(SyncError) -> PullResponse {
+        var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [
+            URLQueryItem(name: "cursor", value: String(cursor)),
+            URLQueryItem(name: "limit", value: String(limit)),
+        ] + (wait > 0 ? [URLQueryItem(name: "wait", value: String(wait))] : [])
+        guard let url = components?.url else {
+            throw SyncError(.misuse, "\(server) is not a server address this client can use")
+        }
+        var request = URLRequest(url: url)
+        if wait > 0 { request.timeoutInterval = TimeInterval(wait + 30) }
+        return try await send(request)
+    }
+
+    /// Sends a request and decodes a `200` answer; any other answer becomes a ``SyncError``.
+    private func send<Response: Decodable>(_ request: URLRequest) async throws(SyncError) -> Response {
+        var request = request
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await data(for: request)
+        guard let status = (response as? HTTPURLResponse)?.statusCode else {
+            throw SyncError(.protocolViolation, "not an HTTP answer")
+        }
+        guard status == 200 else {
+            let message = (try? JSONDecoder().decode(ErrorResponse.self, from: data))?.error
+                ?? String(decoding: data.prefix(200), as: UTF8.self)
+            if status == 401 { throw SyncError(.unauthorized, message) }
+            throw SyncError(.server(status: status), message)
+        }
+        do {
+            return try JSONDecoder().decode(Response.self, from: data)
+        } catch {
+            throw SyncError(.protocolViolation, "cannot read the answer to \(request.url?.path ?? ""): \(error)", underlyingError: error)
+        }
+    }
+
+    /// `URLSession`'s data task, cancelled with the calling task.
+    ///
+    /// Written on the completion-handler API, which every platform's `URLSession` has, so that
+    /// cancelling the task (stopping live sync) cancels a waiting long-poll at once.
+    private func data(for request: URLRequest) async throws(SyncError) -> (Data, URLResponse) {
+        let box = TaskBox()
+        let result: Result<(Data, URLResponse), SyncError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let data, let response {
+                        continuation.resume(returning: .success((data, response)))
+                    } else {
+                        let error = error ?? URLError(.badServerResponse)
+                        continuation.resume(returning: .failure(Self.networkError(error)))
+                    }
+                }
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
+        return try result.get()
+    }
+
+    private static func networkError(_ error: any Error) -> SyncError {
+        if let error = error as? URLError, error.code == .cancelled {
+            return SyncError(.offline, "the request was cancelled", underlyingError: error)
+        }
+        return SyncError(.offline, (error as NSError).localizedDescription, underlyingError: error)
+    }
+}
+
+/// A data task that may be cancelled before it is created.
+private final class TaskBox: @unchecked Sendable {
+    // @unchecked: `task` and `cancelled` are only touched while `lock` is held.
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func set(_ task: URLSessionDataTask) {
+        lock.lock()
+        self.task = task
+        let cancelled = self.cancelled
+        lock.unlock()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+}

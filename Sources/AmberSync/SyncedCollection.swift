@@ -1,0 +1,182 @@
+import Amber
+import AmberSQLite
+import AmberSyncProtocol
+import Foundation
+import GRDB
+
+/// The server's state of one record, to bring into a store.
+struct ServerState: Sendable {
+    let id: String
+    let version: Int64
+    /// The record on the server, `nil` when deleted.
+    let value: JSONObject?
+    /// For the answer to a mutation of this client: its id, which leaves the outbox in the same
+    /// transaction.
+    var answered: Int64? = nil
+    /// For a mutation the server applied: what was sent. The local value is then measured against
+    /// it, not against the older base.
+    var applied: Sent? = nil
+
+    struct Sent {
+        let value: JSONObject?
+    }
+}
+
+/// What to push for one pending record.
+enum MutationPlan {
+    /// Nothing: the record equals what the server has.
+    case none
+    case send(baseVersion: Int64?, value: JSONObject?, fields: [String]?)
+}
+
+/// A store that a ``SyncClient`` syncs, with its value type erased.
+protocol SyncedCollection: Sendable {
+    var key: String { get }
+    /// What to push for a record, from its local JSON and the base it last agreed on.
+    func plan(local: JSONObject?, base: SyncSchema.Base?) -> MutationPlan
+    /// Brings server states into the store as one transaction of origin `.sync`, with the sync
+    /// tables updated in the same SQLite transaction.
+    ///
+    /// - Returns: The records merged with conflicting fields.
+    func apply(_ states: [ServerState]) throws -> [SyncConflict]
+    /// Local writes (this process's and other processes'), as signals.
+    func localWrites() -> AsyncStream<Void>
+}
+
+/// A store of `Value`s as sync sees it.
+final class TypedCollection<Value: Identifiable & Sendable & Codable>: SyncedCollection
+where Value.ID: Sendable & Codable {
+    /// Returns the value to keep and the fields in conflict, or `nil` for "compare the JSON".
+    typealias Resolve = @Sendable (_ base: Value?, _ mine: Value, _ theirs: Value) -> (value: Value, conflicts: [String]?)
+
+    let key: String
+    let path: String
+    let store: IdentityStore<Value>
+    let resolve: Resolve
+
+    init(store: IdentityStore<Value>, key: String, path: String, resolve: @escaping Resolve) {
+        self.store = store
+        self.key = key
+        self.path = path
+        self.resolve = resolve
+    }
+
+    // MARK: Coding
+
+    private func decode(_ object: JSONObject) -> Value? {
+        guard let data = try? JSONCoding.data(object) else { return nil }
+        return try? JSONDecoder().decode(Value.self, from: data)
+    }
+
+    private func encode(_ value: Value) throws -> JSONObject {
+        try JSONCoding.object(try JSONEncoder().encode(value))
+    }
+
+    /// The server's object as this model writes it: fields the model does not know are dropped,
+    /// so they never count as local changes. `nil` when it does not decode as a `Value`.
+    private func localized(_ object: JSONObject) -> JSONObject? {
+        decode(object).flatMap { try? encode($0) }
+    }
+
+    // MARK: Pushing
+
+    func plan(local: JSONObject?, base: SyncSchema.Base?) -> MutationPlan {
+        guard let base else {
+            return local.map { .send(baseVersion: nil, value: $0, fields: nil) } ?? .none
+        }
+        guard let server = base.value else {
+            // Deleted on the server: a local value comes back whole.
+            return local.map { .send(baseVersion: base.version, value: $0, fields: nil) } ?? .none
+        }
+        guard let local else { return .send(baseVersion: base.version, value: nil, fields: nil) }
+        let fields: [String]
+        if let agreed = localized(server) {
+            fields = JSONCoding.changedKeys(from: agreed, to: local)
+        } else {
+            // The server's record does not decode here (a newer shape): send only keys this
+            // model wrote, never a removal of a key it may not know.
+            fields = local.keys.filter { server[$0] != local[$0] }.sorted()
+        }
+        return fields.isEmpty ? .none : .send(baseVersion: base.version, value: local, fields: fields)
+    }
+
+    // MARK: Applying
+
+    func apply(_ states: [ServerState]) throws -> [SyncConflict] {
+        try store.syncTransaction { transaction -> [SyncConflict] in
+            guard let context = SQLiteWriteContext.current(path: path) else {
+                throw SyncError(.misuse, "the store for key \(key) does not write to \(path)")
+            }
+            let db = context.database
+            var conflicts: [SyncConflict] = []
+            var marks: [(id: String, pending: Bool)] = []
+            for state in states {
+                if let mutationID = state.answered {
+                    try SyncSchema.deleteOutbox(db, mutationID: mutationID)
+                }
+                let base = try SyncSchema.base(db, key: key, id: state.id)
+                if let base, base.version >= state.version { continue }
+                try SyncSchema.setBase(db, key: key, id: state.id, version: state.version, value: state.value)
+                let theirs = state.value.flatMap(decode)
+                if state.value != nil, theirs == nil { continue }  // a shape this model cannot read: left alone
+                guard let identity = theirs?.id ?? store.identity(ofRecord: state.id) ?? base?.value.flatMap(decode)?.id
+                else { continue }
+                let mine = transaction[id: identity]
+                let mineObject = try mine.map(encode)
+                // What the local value is measured against: what this client sent, or the base.
+                let agreed: JSONObject? =
+                    if let applied = state.applied { applied.value } else { base?.value.flatMap(localized) }
+                var result: Value? = theirs
+                if mineObject != agreed {
+                    switch (mine, theirs) {
+                    case (let mine?, let theirs?):
+                        let merged = resolve(agreed.flatMap(decode), mine, theirs)
+                        result = merged.value
+                        let fields = try merged.conflicts ?? Self.conflictingKeys(
+                            base: agreed, mine: mineObject ?? [:], theirs: try encode(theirs))
+                        if !fields.isEmpty {
+                            conflicts.append(SyncConflict(collection: key, id: state.id, fields: fields))
+                        }
+                    case (let mine?, nil):
+                        result = mine  // edited here, deleted there: the edit wins
+                    case (nil, _):
+                        // Deleted here: it stands unless the server changed the record since, in
+                        // which case that edit wins.
+                        if state.value.flatMap(localized) == agreed { result = nil }
+                    }
+                }
+                switch result {
+                case let value?: transaction.add(value)
+                case nil: transaction.remove(id: identity)
+                }
+                let resultObject = try result.map(encode)
+                marks.append((state.id, resultObject != state.value.flatMap(localized)))
+            }
+            context.afterRecordsWritten { [key] db in
+                for mark in marks { try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending) }
+            }
+            return conflicts
+        }
+    }
+
+    /// Keys both sides changed from `base` to different values; every differing key without a base.
+    static func conflictingKeys(base: JSONObject?, mine: JSONObject, theirs: JSONObject) -> [String] {
+        JSONCoding.changedKeys(from: mine, to: theirs).filter { key in
+            guard let base else { return true }
+            return mine[key] != base[key] && theirs[key] != base[key]
+        }
+    }
+
+    func localWrites() -> AsyncStream<Void> {
+        let changes = store.changes()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await change in changes where change.origin != .sync {
+                    continuation.yield()
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
