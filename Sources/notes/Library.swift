@@ -11,6 +11,7 @@ struct NotesError: Error, CustomStringConvertible {
 
 /// The notes and tags stores of one `$NOTES_HOME`, and the look-ups the commands share.
 struct Library {
+    let storage: SQLiteStorage
     let notes: IdentityStore<Note>
     let tags: IdentityStore<Tag>
 
@@ -25,6 +26,7 @@ struct Library {
     static func open() throws -> Library {
         let storage = try SQLiteStorage(path: home.appendingPathComponent("notes.sqlite").path)
         return Library(
+            storage: storage,
             notes: try IdentityStore(key: "notes", storage: storage),
             tags: try IdentityStore(key: "tags", storage: storage)
         )

@@ -10,7 +10,7 @@ struct NotesCommand: AsyncParsableCommand {
         abstract: "A notes timeline with tags, kept in $NOTES_HOME/notes.sqlite (default ~/.amber-notes).",
         subcommands: [
             Add.self, List.self, Show.self, Edit.self, TagNote.self, Untag.self, Tags.self,
-            RenameTag.self, Delete.self, Watch.self, Export.self, Import.self,
+            RenameTag.self, Delete.self, Watch.self, Export.self, Import.self, Sync.self, Status.self,
         ]
     )
 }
@@ -237,6 +237,6 @@ struct Watch: AsyncParsableCommand {
 }
 
 /// Writes a line straight to standard output, so a pipe reader sees it as it happens.
-private func emit(_ line: String) {
+func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

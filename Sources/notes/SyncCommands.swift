@@ -1,0 +1,148 @@
+import Amber
+import AmberSync
+import ArgumentParser
+import Foundation
+
+/// Where `notes sync` syncs to, remembered in `$NOTES_HOME/sync.json`.
+struct SyncSettings: Codable {
+    var server: URL
+    var token: String
+    var lastSync: Date?
+
+    static var file: URL { Library.home.appendingPathComponent("sync.json") }
+
+    static func load() throws -> SyncSettings? {
+        guard let data = try? Data(contentsOf: file) else { return nil }
+        do {
+            return try JSONDecoder().decode(SyncSettings.self, from: data)
+        } catch {
+            throw NotesError("\(file.path) is not readable sync settings; run notes sync --server URL --token TOKEN again")
+        }
+    }
+
+    func save() throws {
+        try FileManager.default.createDirectory(at: Library.home, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: Self.file, options: .atomic)
+        // The token is a password: readable by its owner only.
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: Self.file.path)
+    }
+}
+
+extension Library {
+    /// A sync client for both stores.
+    func syncClient(_ settings: SyncSettings) throws -> SyncClient {
+        let client = try SyncClient(storage: storage, server: settings.server, token: settings.token)
+        try client.add(notes)
+        try client.add(tags)
+        return client
+    }
+}
+
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sync with an amber-sync server: push local changes, pull the others'.",
+        discussion: "The first time, give --server and --token; they are remembered in $NOTES_HOME/sync.json.")
+    @Option(help: "The server, such as http://127.0.0.1:8080.") var server: String?
+    @Option(help: "A token from `amber-sync user add` or `amber-sync token add`.") var token: String?
+    @Flag(help: "Keep syncing live and print what arrives, until interrupted.") var watch = false
+
+    func run() async throws {
+        var settings = try settings()
+        let library = try Library.open()
+        let client = try library.syncClient(settings)
+        if watch {
+            try await watch(library, client)
+            return
+        }
+        do {
+            let report = try await client.sync()
+            settings.lastSync = Date()
+            try settings.save()
+            var line = "synced: pushed \(report.pushed), pulled \(report.pulled)"
+            if !report.merged.isEmpty {
+                line += "; merged " + report.merged.map { "\($0.collection)/\(short($0.id)) (\($0.fields.joined(separator: ", ")))" }
+                    .joined(separator: ", ")
+            }
+            print(line)
+        } catch let error as SyncError {
+            throw NotesError("\(error.description) (\(client.pendingCount) local changes kept pending)")
+        }
+    }
+
+    private func settings() throws -> SyncSettings {
+        let saved = try SyncSettings.load()
+        guard let address = server ?? saved?.server.absoluteString else {
+            throw NotesError("no sync server yet: run notes sync --server URL --token TOKEN once")
+        }
+        guard let url = URL(string: address), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+            throw NotesError("\(address) is not a server address (http://HOST:PORT)")
+        }
+        guard let token = token ?? saved?.token, !token.isEmpty else {
+            throw NotesError("no token: run notes sync --server URL --token TOKEN")
+        }
+        let settings = SyncSettings(server: url, token: token, lastSync: url == saved?.server ? saved?.lastSync : nil)
+        if server != nil || self.token != nil { try settings.save() }
+        return settings
+    }
+
+    private func watch(_ library: Library, _ client: SyncClient) async throws {
+        emit("syncing \(Library.home.path) with \(client.server.absoluteString) (Ctrl-C to stop)")
+        client.start()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await change in library.notes.changes() where change.origin == .sync {
+                    for note in change.inserted { emit("arrived  \(library.line(for: note))") }
+                    for update in change.updated { emit("changed  \(library.line(for: update.new))") }
+                    for note in change.removed { emit("deleted  \(note.id.short)") }
+                }
+            }
+            group.addTask {
+                for await change in library.tags.changes() where change.origin == .sync {
+                    for tag in change.inserted { emit("new tag  #\(tag.name)") }
+                    for update in change.updated where update.old.name != update.new.name {
+                        emit("renamed  #\(update.old.name) -> #\(update.new.name)")
+                    }
+                }
+            }
+            group.addTask {
+                var wasOffline = false
+                for await event in client.events() {
+                    switch event {
+                    case .offline(let reason), .failed(let reason):
+                        if !wasOffline { emit("offline: \(reason)") }
+                        wasOffline = true
+                    case .synced(let report):
+                        if wasOffline { emit("back online") }
+                        wasOffline = false
+                        if report.pushed > 0 { emit("pushed   \(report.pushed) change\(report.pushed == 1 ? "" : "s")") }
+                    case .syncing:
+                        break
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the sync server, pending changes and the last sync.")
+
+    func run() throws {
+        guard let settings = try SyncSettings.load() else {
+            print("sync: not set up (notes sync --server URL --token TOKEN)")
+            return
+        }
+        let library = try Library.open()
+        let client = try library.syncClient(settings)
+        print("server:   \(settings.server.absoluteString)")
+        print("pending:  \(client.pendingCount)")
+        print("synced:   \(settings.lastSync.map { Library.dateFormatter.string(from: $0) } ?? "never")")
+    }
+}
+
+/// A record id as the timeline shows it.
+private func short(_ id: String) -> String {
+    String(id.prefix(8)).lowercased()
+}
