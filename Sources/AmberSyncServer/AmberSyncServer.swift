@@ -1,1 +1,0 @@
-// The sync server library.

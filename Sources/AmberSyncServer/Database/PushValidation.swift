@@ -1,0 +1,42 @@
+import AmberSyncProtocol
+
+/// The rules a push must follow before any of it is applied, shared by the HTTP layer and backends.
+public enum PushValidation {
+    /// Longest client id, in bytes of UTF-8.
+    public static let clientIDLength = 256
+
+    /// Checks a push: a client id of 1 to 256 bytes, valid collection names and ids, and
+    /// mutation ids that increase.
+    ///
+    /// - Parameters:
+    ///   - mutations: The pushed mutations, in order.
+    ///   - clientID: The id of the client that pushes them.
+    /// - Throws: ``SyncServerError/invalidRequest(_:)`` naming the first broken rule.
+    public static func validate(_ mutations: [Mutation], clientID: String) throws {
+        guard !clientID.isEmpty, clientID.utf8.count <= clientIDLength else {
+            throw SyncServerError.invalidRequest("The field `clientID` must be 1 to \(clientIDLength) bytes long.")
+        }
+        var previousID: Int64?
+        for (index, mutation) in mutations.enumerated() {
+            guard SyncLimits.isValidCollection(mutation.collection) else {
+                throw SyncServerError.invalidRequest(
+                    "The field `mutations[\(index)].collection` must match [A-Za-z0-9_.-]{1,\(SyncLimits.collectionNameLength)}."
+                )
+            }
+            guard SyncLimits.isValidID(mutation.id) else {
+                throw SyncServerError.invalidRequest(
+                    "The field `mutations[\(index)].id` must be 1 to \(SyncLimits.idLength) bytes of UTF-8."
+                )
+            }
+            if let baseVersion = mutation.baseVersion, baseVersion < 0 {
+                throw SyncServerError.invalidRequest("The field `mutations[\(index)].baseVersion` must not be negative.")
+            }
+            if let previousID, mutation.mutationID <= previousID {
+                throw SyncServerError.invalidRequest(
+                    "The field `mutations[\(index)].mutationID` must be greater than the one before it (\(previousID))."
+                )
+            }
+            previousID = mutation.mutationID
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import AmberSyncProtocol
+import Foundation
+
+/// Where a sync server keeps users, tokens and records: the one protocol every backend implements.
+///
+/// The rules of the wire protocol live outside backends: ``MutationResolver`` decides what a
+/// mutation does, ``PushValidation`` checks input, and the HTTP layer waits for changes with
+/// ``changeNotifier``. A backend stores, counts versions and keeps each push in one transaction.
+///
+/// ```swift
+/// let database = try SQLiteSyncDatabase(path: "amber-sync.sqlite")
+/// let token = try await database.addUser(named: "ann")
+/// let ann = try await database.user(forToken: token)!
+/// let results = try await database.push(mutations, clientID: "phone", for: ann)
+/// let page = try await database.pull(for: ann, after: 0, limit: 1_000)
+/// ```
+public protocol SyncDatabase: Sendable {
+    /// Wakes pulls waiting for a user's changes; the server signals it after each push commits.
+    var changeNotifier: ChangeNotifier { get }
+
+    /// Brings the database's schema up to date; does nothing when it already is.
+    ///
+    /// - Throws: ``SyncServerError/schemaTooNew(path:found:supported:)`` when the database was
+    ///   written by a newer server, leaving it untouched.
+    func migrate() async throws
+
+    /// Creates a user and a first token for it.
+    ///
+    /// - Parameter name: A unique name, 1 to 256 bytes without control characters.
+    /// - Returns: The new bearer token. Only its hash is stored: this is the one chance to see it.
+    /// - Throws: ``SyncServerError/userExists(_:)`` or ``SyncServerError/invalidUserName(_:)``.
+    func addUser(named name: String) async throws -> String
+
+    /// Creates another token for an existing user, for example for a second device.
+    ///
+    /// - Parameter name: The user's name.
+    /// - Returns: The new bearer token.
+    /// - Throws: ``SyncServerError/unknownUser(_:)`` when there is no such user.
+    func addToken(forUserNamed name: String) async throws -> String
+
+    /// Revokes a token: requests carrying it are refused from now on.
+    ///
+    /// - Parameter token: The bearer token.
+    /// - Returns: Whether the token existed.
+    func revokeToken(_ token: String) async throws -> Bool
+
+    /// The user a bearer token belongs to, looked up on every request so revocations apply at once.
+    ///
+    /// - Parameter token: The bearer token a request carries.
+    /// - Returns: The token's user, or `nil` for an unknown or revoked token.
+    func user(forToken token: String) async throws -> SyncUser?
+
+    /// Applies a client's mutations, in order, in one transaction.
+    ///
+    /// Each mutation is decided by ``MutationResolver``; each applied one gets the user's next
+    /// version. A mutation whose `(clientID, mutationID)` was processed before is answered with
+    /// the stored result and not applied again. Results of `clientID` with a `mutationID` below the
+    /// smallest in `mutations` may be forgotten: the client sends a new batch only after its
+    /// previous one was answered.
+    ///
+    /// - Parameters:
+    ///   - mutations: Mutations with increasing ids, valid by ``PushValidation``.
+    ///   - clientID: The client that sends them.
+    ///   - user: The user whose records they change.
+    /// - Returns: One result per mutation, in the same order.
+    /// - Throws: ``SyncServerError/invalidRequest(_:)`` for invalid mutations, changing nothing.
+    func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult]
+
+    /// The user's changes after `cursor`, in version order, each record once in its latest state.
+    ///
+    /// - Parameters:
+    ///   - user: The user whose records to read.
+    ///   - cursor: The last version the client has seen; 0 for everything.
+    ///   - limit: The most changes to return, 1 to ``SyncLimits/maximumPullLimit``.
+    /// - Returns: The changes, the cursor to pass next (the last change's version, or `cursor`
+    ///   when there is none) and whether more changes follow.
+    /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when `cursor` is above
+    ///   0 but older than deletions that ``prune(deletionsOlderThan:)`` forgot.
+    func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse
+
+    /// Forgets deleted records whose deletion is older than `date`.
+    ///
+    /// Clients whose cursor is older than a forgotten deletion must pull again from 0.
+    ///
+    /// - Parameter date: Deletions before this moment are forgotten.
+    /// - Returns: How many deleted records were forgotten.
+    func prune(deletionsOlderThan date: Date) async throws -> Int
+}

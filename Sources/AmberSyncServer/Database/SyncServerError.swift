@@ -1,0 +1,79 @@
+import Foundation
+import AmberSyncProtocol
+
+/// An error of the sync server library: bad input, an unknown user, or a database it cannot use.
+///
+/// The HTTP layer answers each with its status (``httpStatusCode``) and ``description`` as the
+/// `{"error": ...}` sentence.
+public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A request that breaks a rule of the wire protocol; the sentence says which.
+    case invalidRequest(String)
+    /// A request body larger than the server accepts.
+    case bodyTooLarge(limit: Int)
+    /// A request without a known, unrevoked bearer token.
+    case unauthorized
+    /// A pull whose cursor is older than the deletions the server still remembers.
+    case cursorExpired(cursor: Int64, prunedThrough: Int64)
+    /// `user add` of a name that is taken.
+    case userExists(String)
+    /// A user name that is empty, too long, or holds control characters.
+    case invalidUserName(String)
+    /// A token asked for a user that does not exist.
+    case unknownUser(String)
+    /// A database file written by a newer `amber-sync`, left untouched.
+    case schemaTooNew(path: String, found: Int, supported: Int)
+    /// A file that is not an `amber-sync` database, left untouched.
+    case notASyncDatabase(path: String, reason: String)
+
+    /// The HTTP status a request failing with this error is answered with.
+    public var httpStatusCode: Int {
+        switch self {
+        case .invalidRequest, .invalidUserName: 400
+        case .bodyTooLarge: 413
+        case .unauthorized: 401
+        case .cursorExpired: 410
+        case .userExists: 409
+        case .unknownUser: 404
+        case .schemaTooNew, .notASyncDatabase: 500
+        }
+    }
+
+    /// One readable sentence naming what is wrong.
+    public var description: String {
+        switch self {
+        case .invalidRequest(let sentence):
+            sentence
+        case .bodyTooLarge(let limit):
+            "The request body is larger than the server's limit of \(limit) bytes."
+        case .unauthorized:
+            "A valid bearer token is required: send `Authorization: Bearer TOKEN` with a token from `amber-sync user add` or `amber-sync token add`."
+        case .cursorExpired(let cursor, let prunedThrough):
+            "The cursor \(cursor) is older than the deletions this server still remembers (pruned through version \(prunedThrough)); pull again from cursor 0."
+        case .userExists(let name):
+            "A user named \"\(name)\" already exists."
+        case .invalidUserName(let name):
+            "The user name \"\(name)\" is not valid: use 1 to \(SyncUserName.maximumLength) bytes without control characters."
+        case .unknownUser(let name):
+            "There is no user named \"\(name)\"."
+        case .schemaTooNew(let path, let found, let supported):
+            "The database \(path) has schema version \(found), newer than the \(supported) this amber-sync knows; it was left untouched. Use a newer amber-sync."
+        case .notASyncDatabase(let path, let reason):
+            "The file \(path) is not an amber-sync database (\(reason)); it was left untouched."
+        }
+    }
+}
+
+/// The rule for user names, shared by every backend.
+enum SyncUserName {
+    /// Longest user name, in bytes of UTF-8.
+    static let maximumLength = 256
+
+    /// Throws ``SyncServerError/invalidUserName(_:)`` unless `name` is 1 to 256 bytes with no control characters.
+    static func validate(_ name: String) throws {
+        let isValid =
+            !name.trimmingCharacters(in: .whitespaces).isEmpty
+            && name.utf8.count <= maximumLength
+            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard isValid else { throw SyncServerError.invalidUserName(name) }
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import Hummingbird
+
+/// Refuses requests without a known bearer token (`401`) and records the token's user in the context.
+///
+/// The token is looked up in the database on every request, so a token revoked by another
+/// process is refused from its next request on.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = SyncRequestContext
+    let database: any SyncDatabase
+
+    func handle(
+        _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard let token = Self.bearerToken(in: request.headers[.authorization]),
+            let user = try await database.user(forToken: token)
+        else { throw SyncServerError.unauthorized }
+        var context = context
+        context.user = user
+        return try await next(request, context)
+    }
+
+    /// The token of an `Authorization: Bearer TOKEN` header; the scheme is case-insensitive.
+    static func bearerToken(in header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+}

@@ -1,0 +1,84 @@
+import AmberSyncProtocol
+import Hummingbird
+import Logging
+
+/// The sync server: the HTTP API of the wire protocol on Hummingbird, over one ``SyncDatabase``.
+///
+/// The `amber-sync serve` command and in-process tests start it the same way:
+///
+/// ```swift
+/// let database = try SQLiteSyncDatabase(path: path)
+/// let token = try await database.addUser(named: "ann")
+/// let server = SyncServer(database: database, port: 0, logger: Logger(label: "sync"))
+/// let task = Task {
+///     try await server.run { port in print("listening on http://127.0.0.1:\(port)") }
+/// }
+/// // ...
+/// task.cancel()   // or SIGINT / SIGTERM: in-flight requests finish first
+/// ```
+public struct SyncServer: Sendable {
+    /// Where users, tokens and records are kept.
+    public let database: any SyncDatabase
+    /// The address to listen on, such as `127.0.0.1` or `0.0.0.0`.
+    public let host: String
+    /// The port to listen on; 0 picks a free one, which `onListening` of ``run(onListening:)`` receives.
+    public let port: Int
+    /// The largest request body accepted, in bytes; larger ones are answered `413`.
+    public let maximumBodySize: Int
+    /// Where the server logs.
+    public let logger: Logger
+
+    /// Creates a server; nothing listens until ``run(onListening:)``.
+    ///
+    /// - Parameters:
+    ///   - database: Where users, tokens and records are kept.
+    ///   - host: The address to listen on.
+    ///   - port: The port to listen on; 0 picks a free one.
+    ///   - maximumBodySize: The largest request body accepted, in bytes.
+    ///   - logger: Where the server logs.
+    public init(
+        database: any SyncDatabase,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        maximumBodySize: Int = SyncLimits.defaultMaximumBody,
+        logger: Logger = Logger(label: "amber-sync")
+    ) {
+        precondition(maximumBodySize > 0, "The maximum body size must be a positive number of bytes.")
+        self.database = database
+        self.host = host
+        self.port = port
+        self.maximumBodySize = maximumBodySize
+        self.logger = logger
+    }
+
+    /// Serves until the calling task is cancelled or the process gets SIGINT or SIGTERM.
+    ///
+    /// On a signal the server shuts down gracefully: it stops accepting connections, answers
+    /// waiting pulls at once, and lets requests in flight finish. Cancelling the task stops at once.
+    ///
+    /// - Parameter onListening: Called once the server accepts connections, with the port it listens on.
+    /// - Throws: When the address cannot be bound.
+    public func run(onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
+        try await database.migrate()
+        try await makeApplication(onListening: onListening).runService(gracefulShutdownSignals: [.sigterm, .sigint])
+    }
+
+    /// The Hummingbird application of this server, for tests (`app.test(.router)`) or to run in
+    /// a `ServiceGroup` of one's own.
+    ///
+    /// - Parameter onListening: Called once the server accepts connections, with the port it listens on.
+    /// - Returns: An application serving `GET /v1/health`, `POST /v1/push` and `GET /v1/pull`.
+    public func makeApplication(
+        onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let port = self.port
+        return Application(
+            router: makeRouter(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "amber-sync"),
+            onServerRunning: { channel in
+                await onListening(channel.localAddress?.port ?? port)
+            },
+            logger: logger
+        )
+    }
+}

@@ -1,0 +1,66 @@
+import AmberSyncProtocol
+import Foundation
+import GRDB
+
+extension SQLiteSyncDatabase {
+    /// The user's changes after `cursor`, in version order, each record once in its latest state.
+    ///
+    /// - Parameters:
+    ///   - user: The user whose records to read.
+    ///   - cursor: The last version the client has seen; 0 for everything.
+    ///   - limit: The most changes to return; values above ``SyncLimits/maximumPullLimit`` count as it.
+    /// - Returns: The changes, the next cursor and whether more changes follow.
+    /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when deletions after
+    ///   `cursor` were pruned.
+    public func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+        let limit = min(max(limit, 1), SyncLimits.maximumPullLimit)
+        return try await pool.read { db in
+            let prunedVersion =
+                try Int64.fetchOne(db, sql: "SELECT pruned_version FROM users WHERE id = ?", arguments: [user.id]) ?? 0
+            if cursor > 0, cursor < prunedVersion {
+                throw SyncServerError.cursorExpired(cursor: cursor, prunedThrough: prunedVersion)
+            }
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT collection, id, version, value FROM records
+                    WHERE user_id = ? AND version > ? ORDER BY version LIMIT ?
+                    """,
+                arguments: [user.id, cursor, limit + 1]
+            )
+            let changes = try rows.prefix(limit).map { row in
+                let valueText: String? = row["value"]
+                return RecordChange(
+                    collection: row["collection"],
+                    id: row["id"],
+                    version: row["version"],
+                    value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) }
+                )
+            }
+            return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: rows.count > limit)
+        }
+    }
+
+    /// Forgets deleted records whose deletion is older than `date`, and remembers, per user, the
+    /// newest version it forgot so that older cursors are told to pull again from 0.
+    ///
+    /// - Parameter date: Deletions before this moment are forgotten.
+    /// - Returns: How many deleted records were forgotten.
+    public func prune(deletionsOlderThan date: Date) async throws -> Int {
+        let cutoff = date.timeIntervalSince1970
+        return try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE users SET pruned_version = MAX(pruned_version, (
+                        SELECT MAX(version) FROM records
+                        WHERE records.user_id = users.id AND value IS NULL AND changed_at < :cutoff
+                    ))
+                    WHERE id IN (SELECT user_id FROM records WHERE value IS NULL AND changed_at < :cutoff)
+                    """,
+                arguments: ["cutoff": cutoff]
+            )
+            try db.execute(sql: "DELETE FROM records WHERE value IS NULL AND changed_at < ?", arguments: [cutoff])
+            return db.changesCount
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import AmberSyncProtocol
+import Foundation
+import GRDB
+
+extension SQLiteSyncDatabase {
+    /// Applies a client's mutations, in order, in one SQLite transaction.
+    ///
+    /// - Parameters:
+    ///   - mutations: Mutations with increasing ids.
+    ///   - clientID: The client that sends them.
+    ///   - user: The user whose records they change.
+    /// - Returns: One result per mutation, in the same order.
+    /// - Throws: ``SyncServerError/invalidRequest(_:)`` for invalid mutations, changing nothing.
+    public func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
+        try PushValidation.validate(mutations, clientID: clientID)
+        guard let smallestID = mutations.first?.mutationID else { return [] }
+        let now = Date().timeIntervalSince1970
+        return try await pool.write { db in
+            guard var version = try Int64.fetchOne(db, sql: "SELECT version FROM users WHERE id = ?", arguments: [user.id])
+            else { throw SyncServerError.unauthorized }
+            // The client got the answers to its earlier batches before sending this one.
+            try db.execute(
+                sql: "DELETE FROM mutation_results WHERE user_id = ? AND client_id = ? AND mutation_id < ?",
+                arguments: [user.id, clientID, smallestID]
+            )
+            var results: [MutationResult] = []
+            results.reserveCapacity(mutations.count)
+            for mutation in mutations {
+                if let stored = try String.fetchOne(
+                    db,
+                    sql: "SELECT result FROM mutation_results WHERE user_id = ? AND client_id = ? AND mutation_id = ?",
+                    arguments: [user.id, clientID, mutation.mutationID]
+                ) {
+                    results.append(try JSONText.decode(MutationResult.self, from: stored))
+                    continue
+                }
+                let current = try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
+                let outcome = MutationResolver.resolve(mutation, against: current, newVersion: version + 1)
+                if case .applied(let record, _) = outcome {
+                    version = record.version
+                    try Self.store(record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
+                }
+                try db.execute(
+                    sql: "INSERT INTO mutation_results (user_id, client_id, mutation_id, result) VALUES (?, ?, ?, ?)",
+                    arguments: [user.id, clientID, mutation.mutationID, try JSONText.encode(outcome.result)]
+                )
+                results.append(outcome.result)
+            }
+            try db.execute(sql: "UPDATE users SET version = ? WHERE id = ?", arguments: [version, user.id])
+            return results
+        }
+    }
+
+    private static func record(in db: Database, userID: Int64, collection: String, id: String) throws -> ServerRecord? {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT value, version, created_version, field_versions FROM records
+                    WHERE user_id = ? AND collection = ? AND id = ?
+                    """,
+                arguments: [userID, collection, id]
+            )
+        else { return nil }
+        let valueText: String? = row["value"]
+        return ServerRecord(
+            value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) },
+            version: row["version"],
+            createdVersion: row["created_version"],
+            fieldVersions: try JSONText.decode([String: Int64].self, from: row["field_versions"])
+        )
+    }
+
+    private static func store(
+        _ record: ServerRecord, in db: Database, userID: Int64, collection: String, id: String, at time: TimeInterval
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (user_id, collection, id) DO UPDATE SET
+                    version = excluded.version,
+                    created_version = excluded.created_version,
+                    value = excluded.value,
+                    field_versions = excluded.field_versions,
+                    changed_at = excluded.changed_at
+                """,
+            arguments: [
+                userID, collection, id, record.version, record.createdVersion,
+                try record.value.map(JSONText.encode), try JSONText.encode(record.fieldVersions), time,
+            ]
+        )
+    }
+}

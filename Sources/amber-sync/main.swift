@@ -1,1 +1,0 @@
-print("amber-sync: not built yet")
