@@ -168,6 +168,8 @@ let package = Package(
                 "AmberSyncProtocol",
                 "AmberTestSupport",
                 "amber-sync",
+                "amber-sqlite-writer",
+                "notes",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

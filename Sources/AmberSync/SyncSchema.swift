@@ -12,6 +12,9 @@ import GRDB
 ///   of three-way merges, and what local changes are measured against.
 /// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash.
 /// - `amber_sync_meta`: the client id, the pull cursor, the next mutation id.
+///
+/// The triggers test for an existing mark instead of saying `INSERT OR IGNORE`: inside a trigger,
+/// SQLite replaces that conflict clause by the outer statement's (the store's upsert), which fails.
 enum SyncSchema {
     static func prepare(_ db: Database) throws {
         try db.execute(sql: """
@@ -26,13 +29,16 @@ enum SyncSchema {
                 mutation_id INTEGER PRIMARY KEY NOT NULL, collection TEXT NOT NULL, body TEXT NOT NULL);
             CREATE TRIGGER IF NOT EXISTS amber_sync_mark_insert AFTER INSERT ON amber_records
                 WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
-                BEGIN INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (NEW.key, NEW.id); END;
+                BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
+                    WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
             CREATE TRIGGER IF NOT EXISTS amber_sync_mark_update AFTER UPDATE OF value ON amber_records
                 WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
-                BEGIN INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (NEW.key, NEW.id); END;
+                BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
+                    WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
             CREATE TRIGGER IF NOT EXISTS amber_sync_mark_delete AFTER DELETE ON amber_records
                 WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = OLD.key)
-                BEGIN INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (OLD.key, OLD.id); END;
+                BEGIN INSERT INTO amber_sync_pending (key, id) SELECT OLD.key, OLD.id
+                    WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = OLD.key AND id = OLD.id); END;
             """)
     }
 

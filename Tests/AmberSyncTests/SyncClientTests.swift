@@ -1,0 +1,281 @@
+import Amber
+import AmberSQLite
+@testable import AmberSync
+import AmberSyncProtocol
+import AmberSyncServer
+import AmberTestSupport
+import Foundation
+import Testing
+
+@Suite(.serialized) struct SyncClientTests {
+    @Test func aNoteWrittenOnOneDeviceArrivesOnTheOtherAsASyncChange() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server.url, token: token)
+        let night = try Device(server: server.url, token: token)
+        let changes = Collected(night.notes.changes())
+
+        let hello = note("hello")
+        try day.notes.add(hello)
+        #expect(day.client.pendingCount == 1)
+        let pushed = try await day.client.sync()
+        #expect(pushed.pushed == 1)
+        #expect(day.client.pendingCount == 0)
+
+        let pulled = try await night.client.sync()
+        #expect(pulled.pulled == 1)
+        #expect(night.notes[id: hello.id] == hello)
+        #expect(night.client.pendingCount == 0, "a pulled value is not pending")
+        #expect(await eventually { changes.values.contains { $0.origin == .sync && $0.inserted == [hello] } })
+
+        // Nothing goes back: a pulled value is never pushed back unchanged.
+        let again = try await night.client.sync()
+        #expect(again.pushed == 0 && again.pulled == 0)
+    }
+
+    /// Seed 002: the day phone renames a tag and edits the note's text while the night phone has
+    /// the note open in an editor, where the user pins it. Nothing typed on either phone is lost.
+    @MainActor @Test func theVesperStory() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server.url, token: token)
+        let night = try Device(server: server.url, token: token)
+
+        let iceCream = Tag(id: UUID(), name: "ice cream")
+        let sorbet = note("ice cream is great", tags: [iceCream.id])
+        try day.tags.add(iceCream)
+        try day.notes.add(sorbet)
+        try await day.client.sync()
+        try await night.client.sync()
+
+        let editor = try night.notes.editor(id: sorbet.id)
+        editor.update { $0.pinned = true }
+
+        try day.tags.add(iceCream.with(name: "Ice Cream"))
+        try day.notes.update(id: sorbet.id) { $0.with(text: "sorbet is great too") }
+        try await day.client.sync()
+
+        try await night.client.sync()
+        #expect(night.tags[id: iceCream.id]?.name == "Ice Cream")
+        #expect(await eventually { await MainActor.run { editor.value.text == "sorbet is great too" } }, "the editor rebased onto the day phone's edit")
+        #expect(editor.value.pinned, "and kept what the user typed")
+        #expect(editor.conflicts.isEmpty)
+        try editor.save()
+        try await night.client.sync()
+        try await day.client.sync()
+
+        let expected = sorbet.with(text: "sorbet is great too").with(pinned: true)
+        #expect(day.notes.all == [expected])
+        #expect(night.notes.all == [expected])
+        #expect(day.tags.all == night.tags.all)
+    }
+
+    @Test func theSameFieldEditedOnBothSidesIsMergedReportedAndConverges() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let a = try Device(server: server.url, token: token)
+        let b = try Device(server: server.url, token: token)
+        let original = note("draft")
+        try a.notes.add(original)
+        try await a.client.sync()
+        try await b.client.sync()
+
+        try a.notes.add(original.with(text: "from a").with(pinned: true))
+        try b.notes.add(original.with(text: "from b"))
+        try await a.client.sync()
+        let report = try await b.client.sync()
+        #expect(report.merged == [SyncConflict(collection: "notes", id: original.id.uuidString, fields: ["text"])])
+        #expect(b.notes[id: original.id] == original.with(text: "from b").with(pinned: true), "b keeps its text and a's pin")
+
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(a.notes.all == b.notes.all)
+    }
+
+    @Test(arguments: [true, false])
+    func anEditWinsOverADeletion(editorSyncsFirst: Bool) async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let editing = try Device(server: server.url, token: token)
+        let deleting = try Device(server: server.url, token: token)
+        let original = note("keep me")
+        try editing.notes.add(original)
+        try await editing.client.sync()
+        try await deleting.client.sync()
+
+        try editing.notes.add(original.with(text: "kept, edited"))
+        try deleting.notes.remove(original)
+        if editorSyncsFirst {
+            try await editing.client.sync()
+            try await deleting.client.sync()
+        } else {
+            try await deleting.client.sync()
+            try await editing.client.sync()
+        }
+        try await deleting.client.sync()
+        try await editing.client.sync()
+        #expect(editing.notes.all == [original.with(text: "kept, edited")])
+        #expect(deleting.notes.all == [original.with(text: "kept, edited")])
+    }
+
+    @Test func deletionsOnBothSidesAreNoConflict() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let a = try Device(server: server.url, token: token)
+        let b = try Device(server: server.url, token: token)
+        let original = note("gone")
+        try a.notes.add(original)
+        try await a.client.sync()
+        try await b.client.sync()
+
+        try a.notes.remove(original)
+        try b.notes.remove(original)
+        let first = try await a.client.sync()
+        let second = try await b.client.sync()
+        #expect(first.merged.isEmpty && second.merged.isEmpty)
+        try await a.client.sync()
+        #expect(a.notes.all.isEmpty && b.notes.all.isEmpty)
+        #expect(a.client.pendingCount == 0 && b.client.pendingCount == 0)
+    }
+
+    @Test func writesMadeOfflineArePushedWhenTheServerIsBack() async throws {
+        let directory = temporaryDirectory()
+        let serverPath = directory.appendingPathComponent("server.sqlite").path
+        let server = try await TestServer.start(path: serverPath)
+        let token = try await server.addUser()
+        let port = server.port
+        let a = try Device(server: server.url, token: token)
+        let b = try Device(server: server.url, token: token)
+        await server.stop()
+
+        let offline = note("written offline")
+        try a.notes.add(offline)
+        await #expect {
+            try await a.client.sync()
+        } throws: { error in
+            (error as? SyncError)?.kind == .offline
+        }
+        #expect(a.client.pendingCount == 1)
+        #expect(a.notes.all == [offline], "nothing local lost")
+
+        let restarted = try await TestServer.start(path: serverPath, port: port)
+        defer { Task { await restarted.stop() } }
+        let report = try await a.client.sync()
+        #expect(report.pushed == 1)
+        try await b.client.sync()
+        #expect(b.notes.all == [offline])
+    }
+
+    @Test func aWrongTokenIsAClearErrorAndLosesNothing() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        _ = try await server.addUser()
+        let device = try Device(server: server.url, token: "not-a-token")
+        let kept = note("kept")
+        try device.notes.add(kept)
+        await #expect {
+            try await device.client.sync()
+        } throws: { error in
+            guard let error = error as? SyncError else { return false }
+            return error.kind == .unauthorized && error.description.contains("refused the token")
+        }
+        #expect(device.notes.all == [kept])
+        #expect(device.client.pendingCount == 1)
+    }
+
+    @Test func anOlderAppVersionNeverErasesAFieldItDoesNotKnow() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let newer = temporaryDirectory().appendingPathComponent("newer.sqlite").path
+        let newStorage = try SQLiteStorage(path: newer)
+        let newNotes = try IdentityStore<NoteWithColor>(key: "notes", storage: newStorage)
+        let newClient = try SyncClient(storage: newStorage, server: server.url, token: token)
+        try newClient.add(newNotes)
+        let old = try Device(server: server.url, token: token)
+
+        let colored = NoteWithColor(id: UUID(), text: "colored", tagIDs: [], pinned: false, color: "amber")
+        try newNotes.add(colored)
+        try await newClient.sync()
+        try await old.client.sync()
+        try old.notes.update(id: colored.id) { $0.with(text: "edited by the old app") }
+        try await old.client.sync()
+        try await newClient.sync()
+
+        #expect(newNotes[id: colored.id] == colored.with(text: "edited by the old app"), "the color survived")
+    }
+
+    @Test func aWriteOfAnotherStorageOnTheFileIsPushed() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let device = try Device(server: server.url, token: token)
+        // Another writer on the same file that never creates a client (an app extension).
+        let extensionStorage = try SQLiteStorage(path: device.path)
+        let extensionNotes = try IdentityStore<Note>(key: "notes", storage: extensionStorage)
+        let shared = note("from the share extension")
+        try extensionNotes.add(shared)
+
+        try await device.client.sync()
+        let other = try Device(server: server.url, token: token)
+        try await other.client.sync()
+        #expect(other.notes.all == [shared])
+    }
+
+    @Test func writesOfAnotherProcessThatNeverSyncsArePushed() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let path = temporaryDirectory().appendingPathComponent("app.sqlite").path
+        let storage = try SQLiteStorage(path: path)
+        let entries = try IdentityStore<Entry>(key: "entries", storage: storage)
+        let client = try SyncClient(storage: storage, server: server.url, token: token)
+        try client.add(entries) { _, mine, _ in mine }
+
+        let writer = Process()
+        writer.executableURL = builtExecutable(named: "amber-sqlite-writer")
+        writer.arguments = [path, "entries", "25", "ext"]
+        let result = try runToEnd(writer)
+        #expect(result.status == 0, "\(result.error)")
+
+        try await client.sync()
+        let otherPath = temporaryDirectory().appendingPathComponent("other.sqlite").path
+        let otherStorage = try SQLiteStorage(path: otherPath)
+        let otherEntries = try IdentityStore<Entry>(key: "entries", storage: otherStorage)
+        let other = try SyncClient(storage: otherStorage, server: server.url, token: token)
+        try other.add(otherEntries) { _, mine, _ in mine }
+        try await other.sync()
+        #expect(otherEntries.count == 25)
+    }
+
+    @Test func twoStartedClientsSeeEachOthersWritesWithinASecond() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let a = try Device(server: server.url, token: token)
+        let b = try Device(server: server.url, token: token)
+        a.client.start()
+        b.client.start()
+        // Both are waiting on the server before the writes start.
+        try await Task.sleep(nanoseconds: 300_000_000)
+
+        for round in 0..<3 {
+            let fromA = note("a \(round)")
+            let start = Date()
+            try a.notes.add(fromA)
+            #expect(await eventually(within: 1) { b.notes[id: fromA.id] != nil })
+            let fromB = note("b \(round)")
+            try b.notes.add(fromB)
+            #expect(await eventually(within: 1) { a.notes[id: fromB.id] != nil })
+            #expect(Date().timeIntervalSince(start) < 2)
+        }
+        await a.client.stop()
+        await b.client.stop()
+        #expect(a.notes.all.count == 6 && Set(a.notes.all) == Set(b.notes.all))
+    }
+}

@@ -1,0 +1,150 @@
+import Amber
+import AmberSQLite
+import AmberSync
+import AmberSyncServer
+import AmberTestSupport
+import Foundation
+import Testing
+
+/// A child process whose standard output is read line by line as it comes.
+final class Child: Sendable {
+    let process: Process
+    private let lines = Locked<[String]>([])
+
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = builtExecutable(named: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        self.process = process
+        let lines = self.lines
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            lines.withLock { $0.append(contentsOf: text.split(separator: "\n").map(String.init)) }
+        }
+        try process.run()
+    }
+
+    var output: [String] { lines.withLock { $0 } }
+
+    /// The first line printed that starts with `prefix`, waiting up to `seconds`.
+    func line(startingWith prefix: String, within seconds: Double = 20) async -> String? {
+        _ = await eventually(within: seconds) { self.output.contains { $0.hasPrefix(prefix) } }
+        return output.first { $0.hasPrefix(prefix) }
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+@Suite(.serialized) struct SyncCrashTests {
+    /// `notes sync --watch` is SIGKILLed at random moments while notes are added; afterwards every
+    /// note whose `add` returned is on the server exactly once.
+    @Test func aClientKilledDuringSyncLosesNothingAndAppliesNothingTwice() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let home = temporaryDirectory().path
+        let environment = ["NOTES_HOME": home]
+        func notes(_ arguments: String...) throws -> ProcessResult {
+            let process = Process()
+            process.executableURL = builtExecutable(named: "notes")
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            return try runToEnd(process)
+        }
+        #expect(try notes("sync", "--server", server.url.absoluteString, "--token", token).status == 0)
+
+        var random = SeededGenerator(state: 7)
+        var acknowledged: [String] = []
+        for round in 0..<20 {
+            let watcher = try Child("notes", ["sync", "--watch"], environment: environment)
+            for index in 0..<3 {
+                let text = "note \(round)-\(index)"
+                if try notes("add", text).status == 0 { acknowledged.append(text) }
+            }
+            try await Task.sleep(nanoseconds: UInt64.random(in: 0...200_000_000, using: &random))
+            watcher.kill()
+        }
+        // Once more, not killed: everything pending goes out.
+        let final = try notes("sync")
+        #expect(final.status == 0, "\(final.error)")
+
+        // Read back with the notes app's own model.
+        let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("reader.sqlite").path)
+        let readerNotes = try IdentityStore<NotesAppNote>(key: "notes", storage: storage)
+        let reader = try SyncClient(storage: storage, server: server.url, token: token)
+        try reader.add(readerNotes) { _, mine, _ in mine }
+        try await reader.sync()
+        let texts = readerNotes.all.map(\.text)
+        #expect(texts.count == acknowledged.count, "each acknowledged note once")
+        #expect(Set(texts) == Set(acknowledged))
+    }
+
+    /// The `amber-sync` server is SIGKILLed 20 times while a client pushes; afterwards every
+    /// acknowledged local write is on the server exactly once and the clients converge.
+    @Test func aServerKilledDuringPushesLosesNothingAndAppliesNothingTwice() async throws {
+        let directory = temporaryDirectory()
+        let database = directory.appendingPathComponent("server.sqlite").path
+        let token = try runAmberSync(["user", "add", "ann", "--database", database])
+        var server = try Child("amber-sync", ["serve", "--port", "0", "--database", database])
+        let listening = try #require(await server.line(startingWith: "listening on "))
+        let url = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
+        let port = try #require(url.port)
+
+        let device = try Device(server: url, token: token)
+        let written = Locked<[Note]>([])
+        let writer = Task {
+            var index = 0
+            while !Task.isCancelled {
+                let value = note("write \(index)")
+                index += 1
+                // Acknowledged once `add` returns; the sync may fail while the server is down.
+                if (try? device.notes.add(value)) != nil { written.withLock { $0.append(value) } }
+                if index % 3 == 0 { _ = try? device.notes.update(id: value.id) { $0.with(pinned: true) } }
+                _ = try? await device.client.sync()
+            }
+        }
+        var random = SeededGenerator(state: 11)
+        for _ in 0..<20 {
+            try await Task.sleep(nanoseconds: UInt64.random(in: 50_000_000...300_000_000, using: &random))
+            server.kill()
+            server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
+            #expect(await server.line(startingWith: "listening on ") != nil, "the server restarts on its file")
+        }
+        writer.cancel()
+        _ = await writer.value
+        try await device.client.sync()
+        let reader = try Device(server: url, token: token)
+        try await reader.client.sync()
+        server.kill()
+
+        #expect(device.client.pendingCount == 0)
+        let expected = Set(device.notes.all)
+        #expect(expected.count == written.withLock { $0.count })
+        #expect(Set(reader.notes.all) == expected)
+        #expect(reader.notes.count == expected.count, "each write once")
+    }
+
+    /// Runs `amber-sync` to its end and returns the last line it printed.
+    private func runAmberSync(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = builtExecutable(named: "amber-sync")
+        process.arguments = arguments
+        let result = try runToEnd(process)
+        guard result.status == 0, let last = result.output.split(separator: "\n").last else {
+            throw SyncTestError("amber-sync \(arguments.joined(separator: " ")) failed: \(result.error)")
+        }
+        return String(last)
+    }
+}

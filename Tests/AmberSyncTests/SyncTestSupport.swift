@@ -1,0 +1,121 @@
+import Amber
+import AmberSQLite
+import AmberSync
+import AmberSyncServer
+import AmberTestSupport
+import Foundation
+import Logging
+
+@Immutable
+struct Note: Identifiable, Hashable, Codable, Sendable {
+    let id: UUID
+    let text: String
+    let tagIDs: [UUID]
+    let pinned: Bool
+}
+
+@Immutable
+struct Tag: Identifiable, Hashable, Codable, Sendable {
+    let id: UUID
+    let name: String
+}
+
+/// The note of a newer app version, with a field older versions lack.
+@Immutable
+struct NoteWithColor: Identifiable, Hashable, Codable, Sendable {
+    let id: UUID
+    let text: String
+    let tagIDs: [UUID]
+    let pinned: Bool
+    let color: String?
+}
+
+/// A note as the `notes` executable writes it.
+struct NotesAppNote: Identifiable, Hashable, Codable, Sendable {
+    let id: UUID
+    let text: String
+    let tagIDs: [UUID]
+    let created: Date
+    let modified: Date
+}
+
+/// What `amber-sqlite-writer` writes.
+struct Entry: Identifiable, Codable, Sendable, Equatable {
+    let id: String
+    let index: Int
+    let payload: String
+}
+
+/// A sync server in this process, on a free loopback port.
+final class TestServer: Sendable {
+    let database: SQLiteSyncDatabase
+    let port: Int
+    let task: Task<Void, any Error>
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    private init(database: SQLiteSyncDatabase, port: Int, task: Task<Void, any Error>) {
+        self.database = database
+        self.port = port
+        self.task = task
+    }
+
+    /// Starts a server on `path` (a new file by default), on `port` (a free one by default).
+    static func start(path: String? = nil, port: Int = 0) async throws -> TestServer {
+        let path = path ?? temporaryDirectory().appendingPathComponent("server.sqlite").path
+        let database = try SQLiteSyncDatabase(path: path)
+        try await database.migrate()
+        var logger = Logger(label: "amber-sync-test")
+        logger.logLevel = .critical
+        let server = SyncServer(database: database, port: port, logger: logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let task = Task {
+            defer { continuation.finish() }
+            try await server.run { continuation.yield($0) }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else {
+            _ = try await task.value
+            throw SyncTestError("the server did not start")
+        }
+        return TestServer(database: database, port: bound, task: task)
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    func addUser(_ name: String = "ann") async throws -> String {
+        try await database.addUser(named: name)
+    }
+}
+
+struct SyncTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One device: a storage file with a notes and a tags store, and a sync client.
+final class Device: Sendable {
+    let path: String
+    let storage: SQLiteStorage
+    let notes: IdentityStore<Note>
+    let tags: IdentityStore<Tag>
+    let client: SyncClient
+
+    init(server: URL, token: String, path: String? = nil) throws {
+        let path = path ?? temporaryDirectory().appendingPathComponent("device.sqlite").path
+        self.path = path
+        storage = try SQLiteStorage(path: path)
+        notes = try IdentityStore(key: "notes", storage: storage)
+        tags = try IdentityStore(key: "tags", storage: storage)
+        client = try SyncClient(storage: storage, server: server, token: token)
+        try client.add(notes)
+        try client.add(tags)
+    }
+}
+
+func note(_ text: String, tags: [UUID] = [], pinned: Bool = false) -> Note {
+    Note(id: UUID(), text: text, tagIDs: tags, pinned: pinned)
+}
