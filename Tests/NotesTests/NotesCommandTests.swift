@@ -174,6 +174,11 @@ final class LinesReader: @unchecked Sendable {
         }
     }
 
+    /// The first line read so far that matches.
+    func first(where matching: (String) -> Bool) -> String? {
+        lock.withLock { text.split(separator: "\n").map(String.init).first(where: matching) }
+    }
+
     func wait(within seconds: Double = 5, for matching: (String) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {

@@ -1,0 +1,60 @@
+import AmberTestSupport
+import Foundation
+import Testing
+
+/// The README's "two phones" section, run as written: an `amber-sync` server on its embedded
+/// SQLite file, and two `NOTES_HOME`s syncing through it.
+@Suite struct NotesSyncTests {
+    let day = NotesRunner()
+    let night = NotesRunner()
+    let serverDirectory = temporaryDirectory()
+
+    private func amberSync(_ arguments: [String]) -> Process {
+        let process = Process()
+        process.executableURL = builtExecutable(named: "amber-sync")
+        process.arguments = arguments
+        process.currentDirectoryURL = serverDirectory
+        return process
+    }
+
+    @Test func twoPhonesSyncARenameAndAnUnreachableServerKeepsTheChangePending() async throws {
+        let added = try runToEnd(amberSync(["user", "add", "ann"]))
+        #expect(added.status == 0, "\(added.error)")
+        let token = try #require(added.output.split(separator: "\n").last.map(String.init))
+
+        let serve = amberSync(["serve", "--port", "0"])
+        let output = Pipe()
+        serve.standardOutput = output
+        try serve.run()
+        defer { if serve.isRunning { serve.terminate() } }
+        let lines = LinesReader(output.fileHandleForReading)
+        #expect(await lines.wait(within: 30) { $0.hasPrefix("listening on http://127.0.0.1:") })
+        let address = try #require(lines.first { $0.hasPrefix("listening on ") }).dropFirst("listening on ".count)
+        let server = String(address)
+
+        try day.run("add", "ice cream is great", "--tag", "ice cream")
+        let first = try day.run("sync", "--server", server, "--token", token)
+        #expect(first.status == 0, "\(first.error)")
+        #expect(first.output.contains("pushed 2"), "a note and its tag")
+        #expect(try night.run("sync", "--server", server, "--token", token).status == 0)
+        #expect(try night.run("list").output.contains("#ice cream"))
+
+        #expect(try day.run("rename-tag", "ice cream", "Ice Cream").status == 0)
+        #expect(try day.run("sync").status == 0, "the server and token are remembered")
+        #expect(try night.run("sync").status == 0)
+        #expect(try night.run("list").output.contains("ice cream is great  #Ice Cream"))
+        let status = try night.run("status").output
+        #expect(status.contains("server:   \(server)") && status.contains("pending:  0"))
+
+        serve.terminate()
+        serve.waitUntilExit()
+        #expect(serve.terminationStatus == 0, "SIGTERM shuts the server down cleanly")
+        try day.run("add", "written on the train")
+        let offline = try day.run("sync")
+        #expect(offline.status == 1)
+        #expect(offline.error.split(separator: "\n").count == 1, "one line: \(offline.error)")
+        #expect(offline.error.contains("unreachable") && offline.error.contains("1 local changes kept pending"))
+        #expect(try day.run("status").output.contains("pending:  1"))
+        #expect(try day.run("list").output.contains("written on the train"))
+    }
+}
