@@ -154,6 +154,8 @@ let package = Package(
                 "AmberSyncServer",
                 "AmberSyncProtocol",
                 "AmberTestSupport",
+                "amber-sync",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -1,51 +1,17 @@
 import Foundation
 
-/// Decodes request bodies, turning every decoding failure into a `400` sentence that names the field.
+/// Decodes request bodies, turning every syntax or decoding failure into a `400` sentence that names the field.
 enum JSONBody {
-    /// Deepest nesting of arrays and objects a body may have; deeper bodies are refused before
-    /// parsing, so no body can exhaust the stack.
-    static let maximumDepth = 100
-
+    /// Decodes `bytes` after a strict syntax check (``JSONSyntax``).
+    ///
+    /// - Throws: ``SyncServerError/invalidRequest(_:)`` naming the field or the syntax error.
     static func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value {
-        try checkDepth(of: bytes)
+        let data = Data(bytes)
+        try data.withUnsafeBytes { try JSONSyntax.validate($0) }
         do {
-            return try JSONDecoder().decode(type, from: Data(bytes))
+            return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
             throw SyncServerError.invalidRequest(sentence(for: error))
-        }
-    }
-
-    /// Refuses JSON nested deeper than ``maximumDepth`` (brackets inside strings do not count).
-    static func checkDepth(of bytes: some Collection<UInt8>) throws {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
-                inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                guard depth <= maximumDepth else {
-                    throw SyncServerError.invalidRequest(
-                        "The request body nests arrays and objects deeper than \(maximumDepth) levels."
-                    )
-                }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                depth -= 1
-            default:
-                break
-            }
         }
     }
 

@@ -74,11 +74,6 @@ public final class ChangeNotifier: Sendable {
         }
     }
 
-    /// The number of pulls waiting right now, for all users.
-    var waitingCount: Int {
-        state.withLock { $0.waiters.values.reduce(0) { $0 + $1.count } }
-    }
-
     /// Waits for a notification of `userID` after `generation`; `false` when cancelled first.
     private func waitForNotification(userID: Int64, after generation: UInt64) async -> Bool {
         let waiterID = state.withLock { state in

@@ -1,0 +1,213 @@
+/// A strict check of JSON text against RFC 8259, run before decoding: Foundation's decoder also
+/// takes trailing commas and UTF-16, which other implementations of the protocol would refuse.
+///
+/// The check is iterative, so it also refuses nesting deeper than ``maximumDepth`` without
+/// deep recursion, before any recursive decoder sees the body.
+enum JSONSyntax {
+    /// Deepest nesting of arrays and objects a body may have.
+    static let maximumDepth = 256
+
+    /// Throws ``SyncServerError/invalidRequest(_:)`` unless `bytes` is one JSON value, with
+    /// nothing but whitespace around it, nested at most ``maximumDepth`` deep.
+    ///
+    /// - Complexity: O(*n*) in the number of bytes.
+    static func validate(_ bytes: UnsafeRawBufferPointer) throws {
+        var scanner = Scanner(bytes: bytes)
+        try scanner.scanDocument()
+    }
+
+    private enum State {
+        /// A value must come (top level, after `:` or after `,` in an array).
+        case value
+        /// Just after `[`: a value or `]`.
+        case valueOrArrayEnd
+        /// Just after `{`: a key or `}`.
+        case keyOrObjectEnd
+        /// After `,` in an object: a key.
+        case key
+        /// After a complete value: `,`, a closing bracket, or the end of the text.
+        case afterValue
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeRawBufferPointer
+        var index = 0
+        /// For each open container, whether it is an object.
+        var containers: [Bool] = []
+
+        init(bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+        }
+
+        mutating func scanDocument() throws {
+            var state = State.value
+            while true {
+                skipWhitespace()
+                switch state {
+                case .value, .valueOrArrayEnd:
+                    guard index < bytes.count else { throw invalid("ends where a value should be") }
+                    if state == .valueOrArrayEnd, bytes[index] == UInt8(ascii: "]") {
+                        index += 1
+                        containers.removeLast()
+                        state = .afterValue
+                        continue
+                    }
+                    state = try scanValueStart()
+                case .keyOrObjectEnd, .key:
+                    guard index < bytes.count else { throw invalid("ends inside an object") }
+                    if state == .keyOrObjectEnd, bytes[index] == UInt8(ascii: "}") {
+                        index += 1
+                        containers.removeLast()
+                        state = .afterValue
+                        continue
+                    }
+                    guard bytes[index] == UInt8(ascii: "\"") else { throw invalid("has an object key that is not a string") }
+                    try scanString()
+                    skipWhitespace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid("lacks a `:` after an object key") }
+                    index += 1
+                    state = .value
+                case .afterValue:
+                    guard let isObject = containers.last else {
+                        guard index == bytes.count else { throw invalid("has more after the JSON value") }
+                        return
+                    }
+                    guard index < bytes.count else { throw invalid("ends inside an \(isObject ? "object" : "array")") }
+                    switch bytes[index] {
+                    case UInt8(ascii: ","):
+                        index += 1
+                        state = isObject ? .key : .value
+                    case UInt8(ascii: "}") where isObject, UInt8(ascii: "]") where !isObject:
+                        index += 1
+                        containers.removeLast()
+                    default:
+                        throw invalid("lacks a `,` or a closing bracket")
+                    }
+                }
+            }
+        }
+
+        /// Scans a scalar whole, or opens a container; returns the state after it.
+        private mutating func scanValueStart() throws -> State {
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                try open(isObject: true)
+                return .keyOrObjectEnd
+            case UInt8(ascii: "["):
+                try open(isObject: false)
+                return .valueOrArrayEnd
+            case UInt8(ascii: "\""):
+                try scanString()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                try scanNumber()
+            case UInt8(ascii: "t"):
+                try scanLiteral("true")
+            case UInt8(ascii: "f"):
+                try scanLiteral("false")
+            case UInt8(ascii: "n"):
+                try scanLiteral("null")
+            default:
+                throw invalid("has an unexpected character")
+            }
+            return .afterValue
+        }
+
+        private mutating func open(isObject: Bool) throws {
+            guard containers.count < JSONSyntax.maximumDepth else {
+                throw SyncServerError.invalidRequest(
+                    "The request body nests arrays and objects deeper than \(JSONSyntax.maximumDepth) levels."
+                )
+            }
+            containers.append(isObject)
+            index += 1
+        }
+
+        private mutating func scanString() throws {
+            index += 1  // the opening quote
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard index < bytes.count else { break }
+                    switch bytes[index] {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        index += 1
+                    case UInt8(ascii: "u"):
+                        guard index + 4 < bytes.count, (1...4).allSatisfy({ Self.isHexDigit(bytes[index + $0]) }) else {
+                            throw invalid("has a malformed \\u escape")
+                        }
+                        index += 5
+                    default:
+                        throw invalid("has an unknown escape in a string")
+                    }
+                case 0..<0x20:
+                    throw invalid("has a control character inside a string")
+                default:
+                    index += 1
+                }
+            }
+            throw invalid("ends inside a string")
+        }
+
+        private mutating func scanNumber() throws {
+            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, Self.isDigit(bytes[index]) else { throw invalid("has a malformed number") }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+            } else {
+                skipDigits()
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard index < bytes.count, Self.isDigit(bytes[index]) else { throw invalid("has a malformed number") }
+                skipDigits()
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard index < bytes.count, Self.isDigit(bytes[index]) else { throw invalid("has a malformed number") }
+                skipDigits()
+            }
+        }
+
+        private mutating func scanLiteral(_ word: StaticString) throws {
+            let length = word.utf8CodeUnitCount
+            guard index + length <= bytes.count else { throw invalid("has an unknown word") }
+            let matches = word.withUTF8Buffer { expected in
+                (0..<length).allSatisfy { bytes[index + $0] == expected[$0] }
+            }
+            guard matches else { throw invalid("has an unknown word") }
+            index += length
+        }
+
+        private mutating func skipDigits() {
+            while index < bytes.count, Self.isDigit(bytes[index]) { index += 1 }
+        }
+
+        private mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+
+        private static func isDigit(_ byte: UInt8) -> Bool {
+            byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+        }
+
+        private static func isHexDigit(_ byte: UInt8) -> Bool {
+            isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
+        }
+
+        private func invalid(_ problem: String) -> SyncServerError {
+            .invalidRequest("The request body is not valid JSON: it \(problem) at byte \(index).")
+        }
+    }
+}

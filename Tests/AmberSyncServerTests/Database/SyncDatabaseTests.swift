@@ -1,0 +1,75 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// The user, token and prune rules every backend follows.
+@Suite struct SyncDatabaseTests {
+    @Test(arguments: Backend.allCases)
+    func usersGetDistinctRandomTokensAndNamesAreUnique(backend: Backend) async throws {
+        let test = try backend.makeDatabase()
+        defer { test.remove() }
+        let database = test.database
+        let ann = try await database.addUser(named: "ann")
+        let annLaptop = try await database.addToken(forUserNamed: "ann")
+        let bob = try await database.addUser(named: "bob")
+        #expect(Set([ann, annLaptop, bob]).count == 3)
+        for token in [ann, annLaptop, bob] {
+            #expect(token.count == 43)
+            #expect(token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        }
+        let annUser = try #require(try await database.user(forToken: ann))
+        #expect(annUser.name == "ann")
+        #expect(try await database.user(forToken: annLaptop) == annUser)
+        #expect(try await database.user(forToken: bob)?.name == "bob")
+        #expect(try await database.user(forToken: bob) != annUser)
+
+        await #expect(throws: SyncServerError.userExists("ann")) { try await database.addUser(named: "ann") }
+        await #expect(throws: SyncServerError.unknownUser("carol")) { try await database.addToken(forUserNamed: "carol") }
+        for name in ["", "   ", "tab\tname", "new\nline", String(repeating: "n", count: 257)] {
+            await #expect(throws: SyncServerError.invalidUserName(name)) { try await database.addUser(named: name) }
+        }
+        #expect(try await database.user(forToken: "") == nil)
+        #expect(try await database.user(forToken: AccessToken.generate()) == nil)
+        #expect(try await database.revokeToken("never issued") == false)
+    }
+
+    @Test func tokensAreHashedWithSHA256AsLowercaseHex() {
+        #expect(AccessToken.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(AccessToken.generate() != AccessToken.generate())
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aPullFromBeforePrunedDeletionsIs410WithResetAndFrom0Succeeds(backend: Backend) async throws {
+        try await withHarness(backend) { harness in
+            let token = try await harness.addUser("ann")
+            _ = try await harness.push(
+                [
+                    Mutation(mutationID: 1, collection: "notes", id: "kept", baseVersion: nil, value: [:]),
+                    Mutation(mutationID: 2, collection: "notes", id: "gone", baseVersion: nil, value: [:]),
+                    Mutation(mutationID: 3, collection: "notes", id: "gone", baseVersion: 2, value: nil),
+                ],
+                token: token
+            )
+            // Nothing is older than an hour ago; everything deleted is older than a second from now.
+            #expect(try await harness.database.prune(deletionsOlderThan: Date().addingTimeInterval(-3_600)) == 0)
+            #expect(try await harness.database.prune(deletionsOlderThan: Date().addingTimeInterval(1)) == 1)
+
+            for cursor in [1, 2] {
+                let response = try await harness.send(.get, "/v1/pull?cursor=\(cursor)", token: token)
+                #expect(response.status == .gone)
+                let error = try response.errorBody()
+                #expect(error.reset == true)
+            }
+            let fromZero = try await harness.pull(token: token, cursor: 0)
+            #expect(fromZero.changes.map(\.id) == ["kept"])
+            #expect(try await harness.pull(token: token, cursor: 3).changes.isEmpty)
+
+            // Another user's cursor is not affected.
+            let bob = try await harness.addUser("bob")
+            #expect(try await harness.send(.get, "/v1/pull?cursor=1", token: bob).status == .ok)
+        }
+    }
+}

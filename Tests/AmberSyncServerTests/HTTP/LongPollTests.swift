@@ -1,0 +1,69 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite struct LongPollTests {
+    static let note = Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
+
+    @Test(arguments: Backend.allCases)
+    func aWaitingPullIsWokenByAPush(backend: Backend) async throws {
+        try await withHarness(backend) { harness in
+            let token = try await harness.addUser("ann")
+            let clock = ContinuousClock()
+            let start = clock.now
+            async let waiting = harness.pull(token: token, cursor: 0, wait: 30)
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await harness.push([Self.note], token: token)
+            let response = try await waiting
+            #expect(response.changes.map(\.id) == ["n"])
+            #expect(response.cursor == 1)
+            #expect(start.duration(to: clock.now) < .seconds(15))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aWaitThatSeesNothingEndsEmptyWithTheSameCursor(backend: Backend) async throws {
+        try await withHarness(backend) { harness in
+            let token = try await harness.addUser("ann")
+            _ = try await harness.push([Self.note], token: token)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let response = try await harness.pull(token: token, cursor: 1, wait: 1)
+            let elapsed = start.duration(to: clock.now)
+            #expect(response == PullResponse(changes: [], cursor: 1, hasMore: false))
+            #expect(elapsed >= .milliseconds(900))
+            #expect(elapsed < .seconds(10))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aWaitReturnsAtOnceWhenChangesAreThere(backend: Backend) async throws {
+        try await withHarness(backend) { harness in
+            let token = try await harness.addUser("ann")
+            _ = try await harness.push([Self.note], token: token)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let response = try await harness.pull(token: token, cursor: 0, wait: 60)
+            #expect(response.changes.count == 1)
+            #expect(start.duration(to: clock.now) < .seconds(10))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func anotherUsersPushDoesNotWakeAWait(backend: Backend) async throws {
+        try await withHarness(backend) { harness in
+            let ann = try await harness.addUser("ann")
+            let bob = try await harness.addUser("bob")
+            let clock = ContinuousClock()
+            let start = clock.now
+            async let bobsWait = harness.pull(token: bob, cursor: 0, wait: 2)
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await harness.push([Self.note], token: ann)
+            let response = try await bobsWait
+            #expect(response == PullResponse(changes: [], cursor: 0, hasMore: false))
+            #expect(start.duration(to: clock.now) >= .milliseconds(1_900))
+        }
+    }
+}

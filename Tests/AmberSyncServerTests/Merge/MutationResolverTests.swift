@@ -1,0 +1,155 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import Testing
+
+@Suite
+struct MutationResolverTests {
+    /// A record created at version 10 with text and pinned, whose text changed at 12.
+    let record = ServerRecord(
+        value: ["id": .string("n"), "text": .string("sorbet"), "pinned": .bool(false)],
+        version: 12,
+        createdVersion: 10,
+        fieldVersions: ["id": 10, "text": 12, "pinned": 10]
+    )
+
+    func mutation(base: Int64?, value: JSONObject?, fields: [String]? = nil) -> Mutation {
+        Mutation(mutationID: 7, collection: "notes", id: "n", baseVersion: base, value: value, fields: fields)
+    }
+
+    @Test func aNewRecordAppliesWithBaseVersionNullAndGetsEveryFieldAtItsVersion() {
+        let value: JSONObject = ["id": .string("n"), "text": .string("hi")]
+        let outcome = MutationResolver.resolve(mutation(base: nil, value: value), against: nil, newVersion: 1)
+        #expect(
+            outcome
+                == .applied(
+                    ServerRecord(value: value, version: 1, createdVersion: 1, fieldVersions: ["id": 1, "text": 1]),
+                    MutationResult(mutationID: 7, status: .applied, version: 1)
+                )
+        )
+    }
+
+    @Test func aNonNullBaseVersionForARecordTheServerNeverHadIsAConflictWithValueNull() {
+        let outcome = MutationResolver.resolve(mutation(base: 3, value: ["a": .integer(1)]), against: nil, newVersion: 1)
+        #expect(outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 0, value: nil)))
+    }
+
+    @Test func baseVersionNullAgainstALiveRecordIsAConflictCarryingTheRecord() {
+        let outcome = MutationResolver.resolve(mutation(base: nil, value: ["a": .integer(1)]), against: record, newVersion: 13)
+        #expect(outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value)))
+    }
+
+    @Test func aWholeReplaceOnTheCurrentVersionDropsMissingKeysAndVersionsOnlyChangedKeys() {
+        let sent: JSONObject = ["id": .string("n"), "text": .string("sorbet"), "color": .string("red")]
+        guard case .applied(let stored, let result) = MutationResolver.resolve(mutation(base: 12, value: sent), against: record, newVersion: 13)
+        else {
+            Issue.record("expected applied")
+            return
+        }
+        #expect(stored.value == sent)
+        #expect(stored.fieldVersions == ["id": 10, "text": 12, "pinned": 13, "color": 13])
+        #expect(stored.createdVersion == 10)
+        #expect(result == MutationResult(mutationID: 7, status: .applied, version: 13))
+    }
+
+    @Test func aWholeReplaceOnAnOlderVersionIsAConflictWithoutFields() {
+        let outcome = MutationResolver.resolve(mutation(base: 11, value: ["id": .string("n")]), against: record, newVersion: 13)
+        #expect(outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value)))
+    }
+
+    @Test func fieldsUnchangedSinceAnOlderBaseMergeAndTheResultCarriesTheMergedRecord() {
+        let sent: JSONObject = ["id": .string("n"), "text": .string("vanilla"), "pinned": .bool(true)]
+        let outcome = MutationResolver.resolve(mutation(base: 10, value: sent, fields: ["pinned"]), against: record, newVersion: 13)
+        let merged: JSONObject = ["id": .string("n"), "text": .string("sorbet"), "pinned": .bool(true)]
+        #expect(
+            outcome
+                == .applied(
+                    ServerRecord(value: merged, version: 13, createdVersion: 10, fieldVersions: ["id": 10, "text": 12, "pinned": 13]),
+                    MutationResult(mutationID: 7, status: .applied, version: 13, value: merged)
+                )
+        )
+    }
+
+    @Test func aFieldMissingFromTheValueIsRemoved() {
+        let outcome = MutationResolver.resolve(
+            mutation(base: 12, value: ["id": .string("n")], fields: ["pinned"]), against: record, newVersion: 13
+        )
+        guard case .applied(let stored, _) = outcome else {
+            Issue.record("expected applied")
+            return
+        }
+        #expect(stored.value == ["id": .string("n"), "text": .string("sorbet")])
+        #expect(stored.fieldVersions["pinned"] == 13)
+    }
+
+    @Test func aFieldChangedOnTheServerSinceTheBaseIsAConflictNamingOnlyThatField() {
+        let outcome = MutationResolver.resolve(
+            mutation(base: 11, value: ["text": .string("x"), "pinned": .bool(true)], fields: ["text", "pinned", "text"]),
+            against: record,
+            newVersion: 13
+        )
+        #expect(
+            outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value, fields: ["text"]))
+        )
+    }
+
+    @Test func aFieldRemovedOnTheServerSinceTheBaseCountsAsChanged() {
+        var removed = record
+        removed.value?["pinned"] = nil
+        removed.fieldVersions["pinned"] = 12
+        let outcome = MutationResolver.resolve(
+            mutation(base: 11, value: ["pinned": .bool(true)], fields: ["pinned"]), against: removed, newVersion: 13
+        )
+        #expect(outcome.result.status == .conflict)
+        #expect(outcome.result.fields == ["pinned"])
+    }
+
+    @Test func aBaseOlderThanTheRecordsReCreationIsAConflictListingEveryField() {
+        let outcome = MutationResolver.resolve(
+            mutation(base: 9, value: ["pinned": .bool(true)], fields: ["pinned"]), against: record, newVersion: 13
+        )
+        #expect(outcome.result.status == .conflict)
+        #expect(outcome.result.fields == ["pinned"])
+    }
+
+    @Test func aDeleteOnTheCurrentVersionLeavesATombstoneAndADeleteWithFieldsDeletesWhole() {
+        for fields in [nil, ["text"]] as [[String]?] {
+            let outcome = MutationResolver.resolve(mutation(base: 12, value: nil, fields: fields), against: record, newVersion: 13)
+            #expect(
+                outcome
+                    == .applied(
+                        ServerRecord(value: nil, version: 13, createdVersion: 13, fieldVersions: [:]),
+                        MutationResult(mutationID: 7, status: .applied, version: 13)
+                    )
+            )
+        }
+    }
+
+    @Test func aDeleteOnAnOlderVersionIsAConflictEvenWhenItsFieldsDidNotChange() {
+        let outcome = MutationResolver.resolve(mutation(base: 10, value: nil, fields: ["pinned"]), against: record, newVersion: 13)
+        #expect(outcome.result.status == .conflict)
+    }
+
+    @Test func againstADeletedRecordAnEditConflictsWithValueNullAndAReCreationApplies() {
+        let tombstone = ServerRecord(value: nil, version: 14, createdVersion: 14, fieldVersions: [:])
+        let edit = MutationResolver.resolve(
+            mutation(base: 12, value: ["text": .string("x")], fields: ["text"]), against: tombstone, newVersion: 15
+        )
+        #expect(edit == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 14, value: nil, fields: ["text"])))
+
+        let value: JSONObject = ["id": .string("n"), "text": .string("back")]
+        let recreation = MutationResolver.resolve(mutation(base: nil, value: value, fields: ["text"]), against: tombstone, newVersion: 15)
+        #expect(
+            recreation
+                == .applied(
+                    ServerRecord(value: value, version: 15, createdVersion: 15, fieldVersions: ["id": 15, "text": 15]),
+                    MutationResult(mutationID: 7, status: .applied, version: 15)
+                )
+        )
+    }
+
+    @Test func aBaseNewerThanTheRecordIsAConflict() {
+        let outcome = MutationResolver.resolve(mutation(base: 40, value: ["text": .string("x")], fields: ["text"]), against: record, newVersion: 13)
+        #expect(outcome.result.status == .conflict)
+        #expect(outcome.result.version == 12)
+    }
+}

@@ -1,0 +1,123 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import AmberTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@Suite struct SQLiteSyncDatabaseTests {
+    @Test func recordsUsersAndTokensSurviveReopening() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sync.sqlite").path
+        let token: String
+        do {
+            let database = try SQLiteSyncDatabase(path: path)
+            token = try await database.addUser(named: "ann")
+            let ann = try #require(try await database.user(forToken: token))
+            _ = try await database.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])],
+                clientID: "c", for: ann
+            )
+        }
+        let reopened = try SQLiteSyncDatabase(path: path)
+        try await reopened.migrate()
+        let ann = try #require(try await reopened.user(forToken: token))
+        #expect(try await reopened.pull(for: ann, after: 0, limit: 10).changes.map(\.value) == [["text": .string("hi")]])
+        // The version counter carried over too.
+        let next = try await reopened.push(
+            [Mutation(mutationID: 2, collection: "notes", id: "m", baseVersion: nil, value: [:])], clientID: "c", for: ann
+        )
+        #expect(next.map(\.version) == [2])
+    }
+
+    @Test func theFileIsInWALModeWithFullSynchronousWrites() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sync.sqlite").path
+        _ = try SQLiteSyncDatabase(path: path)
+        let queue = try DatabaseQueue(path: path)
+        #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT version FROM amber_sync_schema") } == 1)
+    }
+
+    @Test func tokensAreStoredOnlyAsHashes() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sync.sqlite").path
+        let database = try SQLiteSyncDatabase(path: path)
+        let token = try await database.addUser(named: "ann")
+        let queue = try DatabaseQueue(path: path)
+        let stored = try await queue.read { try String.fetchAll($0, sql: "SELECT hash FROM tokens") }
+        #expect(stored == [AccessToken.hash(token)])
+        let contents = try await queue.read { db in
+            try String.fetchAll(db, sql: "SELECT hash || ' ' || user_id FROM tokens")
+                + String.fetchAll(db, sql: "SELECT name FROM users")
+        }
+        #expect(!contents.contains { $0.contains(token) })
+    }
+
+    @Test func aSchemaNewerThanThisBuildIsRefusedAndTheFileLeftUntouched() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sync.sqlite").path
+        do {
+            _ = try SQLiteSyncDatabase(path: path)
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { try $0.execute(sql: "UPDATE amber_sync_schema SET version = 99") }
+            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try queue.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 1)) {
+            try SQLiteSyncDatabase(path: path)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(SyncServerError.schemaTooNew(path: path, found: 99, supported: 1).description.contains("newer"))
+    }
+
+    @Test func aFileThatIsNotASyncDatabaseIsRefusedAndLeftUntouched() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let textPath = directory.appendingPathComponent("notes.txt").path
+        let text = Data(String(repeating: "not a database\n", count: 100).utf8)
+        try text.write(to: URL(fileURLWithPath: textPath))
+        #expect {
+            try SQLiteSyncDatabase(path: textPath)
+        } throws: { error in
+            guard case SyncServerError.notASyncDatabase(let path, _) = error else { return false }
+            return path == textPath
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: textPath)) == text)
+
+        let otherPath = directory.appendingPathComponent("other.sqlite").path
+        do {
+            let queue = try DatabaseQueue(path: otherPath)
+            try queue.write { try $0.execute(sql: "CREATE TABLE notes (id TEXT)") }
+            try queue.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: otherPath))
+        #expect {
+            try SQLiteSyncDatabase(path: otherPath)
+        } throws: { error in
+            guard case SyncServerError.notASyncDatabase = error else { return false }
+            return true
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: otherPath)) == before)
+    }
+
+    @Test func invalidMutationsGivenToPushDirectlyAreRefusedWithoutChanges() async throws {
+        let test = try Backend.sqlite.makeDatabase()
+        defer { test.remove() }
+        let database = test.database
+        let token = try await database.addUser(named: "ann")
+        let ann = try #require(try await database.user(forToken: token))
+        let valid = Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: [:])
+        let invalid = Mutation(mutationID: 2, collection: "bad name", id: "n", baseVersion: nil, value: [:])
+        await #expect(throws: SyncServerError.self) {
+            try await database.push([valid, invalid], clientID: "c", for: ann)
+        }
+        #expect(try await database.pull(for: ann, after: 0, limit: 10).changes.isEmpty)
+    }
+}

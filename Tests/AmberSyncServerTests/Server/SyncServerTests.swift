@@ -1,0 +1,51 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import AmberTestSupport
+import Foundation
+import Logging
+import Testing
+
+@Suite struct SyncServerTests {
+    @Test(arguments: Backend.allCases)
+    func aServerOnPort0ReportsItsPortServesAndStopsWhenCancelled(backend: Backend) async throws {
+        let test = try backend.makeDatabase()
+        defer { test.remove() }
+        let token = try await test.database.addUser(named: "ann")
+        var logger = Logger(label: "amber-sync-tests")
+        logger.logLevel = .critical
+        let server = SyncServer(database: test.database, port: 0, logger: logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let running = Task { try await server.run { port in continuation.yield(port) } }
+
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        #expect(port > 0)
+        let base = URL(string: "http://127.0.0.1:\(port)")!
+
+        let health = try await httpRequest(base.appendingPathComponent("v1/health"))
+        #expect(health.status == 200)
+        #expect(try JSONDecoder().decode(HealthResponse.self, from: health.body) == HealthResponse())
+
+        // A long-poll over a real connection is woken by a push over another.
+        async let waiting = httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/pull?cursor=0&wait=20")!, token: token)
+        try await Task.sleep(for: .milliseconds(300))
+        let push = PushRequest(
+            clientID: "c", mutations: [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["a": .integer(1)])]
+        )
+        let pushed = try await httpRequest(
+            base.appendingPathComponent("v1/push"), method: "POST", token: token, body: try JSONEncoder().encode(push)
+        )
+        #expect(pushed.status == 200)
+        let pulled = try await waiting
+        #expect(pulled.status == 200)
+        #expect(try JSONDecoder().decode(PullResponse.self, from: pulled.body).changes.map(\.id) == ["n"])
+
+        let missing = try await httpRequest(base.appendingPathComponent("nowhere"))
+        #expect(missing.status == 404)
+        #expect(try JSONDecoder().decode(ErrorResponse.self, from: missing.body).error.isEmpty == false)
+
+        running.cancel()
+        _ = await running.result
+        await #expect(throws: (any Error).self) { try await httpRequest(base.appendingPathComponent("v1/health"), timeout: 5) }
+    }
+}
