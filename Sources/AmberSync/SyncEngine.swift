@@ -148,9 +148,49 @@ actor SyncEngine {
     // MARK: Pull
 
     private func pull(into report: inout Tally) async throws(SyncError) {
-        var cursor = try database { try SyncSchema.cursor($0) }
+        do {
+            try await pull(from: try database { try SyncSchema.cursor($0) }, into: &report)
+        } catch let error where error.kind == .server(status: 410) {
+            // The server forgot deletions older than the cursor: pull everything again, then
+            // remove what it no longer has (records with local changes stay, to be pushed).
+            var seen: [String: Set<String>] = [:]
+            try await pull(from: 0, into: &report, seen: &seen)
+            try forgetRecords(notIn: seen, report: &report)
+        }
+    }
+
+    private func pull(from start: Int64, into report: inout Tally) async throws(SyncError) {
+        var seen: [String: Set<String>]?
+        try await pullPages(from: start, into: &report, seen: &seen)
+    }
+
+    private func pull(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]) async throws(SyncError) {
+        var collected: [String: Set<String>]? = [:]
+        try await pullPages(from: start, into: &report, seen: &collected)
+        seen = collected ?? [:]
+    }
+
+    /// Removes, as a deletion from the server, every record of a synced collection that the server
+    /// once had and did not list in a pull from 0.
+    private func forgetRecords(notIn seen: [String: Set<String>], report: inout Tally) throws(SyncError) {
+        for key in collections.withLock({ Array($0.keys) }) {
+            let known = try database { db in
+                try Row.fetchAll(db, sql: "SELECT id, version FROM amber_sync_base WHERE key = ?", arguments: [key])
+                    .map { (id: $0[0] as String, version: $0[1] as Int64) }
+            }
+            let gone = known.filter { !(seen[key]?.contains($0.id) ?? false) }
+            guard !gone.isEmpty else { continue }
+            report.pulled += gone.count
+            report.merged += try apply(gone.map { ServerState(id: $0.id, version: $0.version + 1, value: nil) }, to: key)
+        }
+    }
+
+    /// Pulls pages from `start` until caught up, applying them; collects the ids listed in `seen`.
+    private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?) async throws(SyncError) {
+        var cursor = start
         while true {
             let page = try await transport.pull(cursor: cursor)
+            for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
             var states: [String: [ServerState]] = [:]
             var order: [String] = []
             for change in page.changes {

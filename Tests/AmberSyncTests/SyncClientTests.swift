@@ -279,3 +279,31 @@ import Testing
         #expect(a.notes.all.count == 6 && Set(a.notes.all) == Set(b.notes.all))
     }
 }
+
+@Suite struct SyncResetTests {
+    /// After `amber-sync prune`, a client whose cursor is older than what the server remembers
+    /// gets `410`, pulls everything again, removes what the server no longer has, and keeps and
+    /// pushes its own pending changes.
+    @Test func aClientBehindPrunedDeletionsResyncsAndKeepsItsPendingChanges() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let a = try Device(server: server.url, token: token)
+        let b = try Device(server: server.url, token: token)
+        let gone = note("deleted, then pruned")
+        let kept = note("kept")
+        try a.notes.add(contentsOf: [gone, kept])
+        try await a.client.sync()
+        try await b.client.sync()
+        try a.notes.remove(gone)
+        try await a.client.sync()
+        #expect(try await server.database.prune(deletionsOlderThan: Date().addingTimeInterval(60)) == 1)
+
+        let offline = note("written on b meanwhile")
+        try b.notes.add(offline)
+        try await b.client.sync()
+        #expect(Set(b.notes.all) == [kept, offline])
+        try await a.client.sync()
+        #expect(Set(a.notes.all) == [kept, offline])
+    }
+}
