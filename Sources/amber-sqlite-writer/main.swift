@@ -28,29 +28,36 @@ func say(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
-do {
-    if arguments.count == 6, arguments[3] == "increment", let count = Int(arguments[5]) {
-        let store = try IdentityStore<Entry>(key: arguments[2], storage: storage(arguments[1]))
-        for _ in 0..<count {
-            let updated = try store.update(id: arguments[4]) {
-                Entry(id: $0.id, index: $0.index + 1, payload: $0.payload)
+
+/// The writes, off the main queue: a store gives writes made on the main actor only a short wait
+/// for another process's lock (so a UI never freezes), and this process is a background writer.
+func write() {
+    do {
+        if arguments.count == 6, arguments[3] == "increment", let count = Int(arguments[5]) {
+            let store = try IdentityStore<Entry>(key: arguments[2], storage: storage(arguments[1]))
+            for _ in 0..<count {
+                let updated = try store.update(id: arguments[4]) {
+                    Entry(id: $0.id, index: $0.index + 1, payload: $0.payload)
+                }
+                say("\(updated?.index ?? -1)")
             }
-            say("\(updated?.index ?? -1)")
+        } else if arguments.count >= 4, let count = Int(arguments[3]) {
+            let prefix = arguments.count > 4 ? arguments[4] : "w"
+            let store = try IdentityStore<Entry>(key: arguments[2], storage: storage(arguments[1]))
+            let payload = String(repeating: "x", count: 200)
+            for index in 0..<count {
+                let id = "\(prefix)-\(index)"
+                try store.add(Entry(id: id, index: index, payload: payload))
+                say(id)
+            }
+        } else {
+            FileHandle.standardError.write(Data("usage: amber-sqlite-writer LOCATION KEY COUNT [PREFIX] | LOCATION KEY increment ID COUNT\n".utf8))
+            exit(2)
         }
-    } else if arguments.count >= 4, let count = Int(arguments[3]) {
-        let prefix = arguments.count > 4 ? arguments[4] : "w"
-        let store = try IdentityStore<Entry>(key: arguments[2], storage: storage(arguments[1]))
-        let payload = String(repeating: "x", count: 200)
-        for index in 0..<count {
-            let id = "\(prefix)-\(index)"
-            try store.add(Entry(id: id, index: index, payload: payload))
-            say(id)
-        }
-    } else {
-        FileHandle.standardError.write(Data("usage: amber-sqlite-writer LOCATION KEY COUNT [PREFIX] | LOCATION KEY increment ID COUNT\n".utf8))
-        exit(2)
+    } catch {
+        FileHandle.standardError.write(Data("amber-sqlite-writer: \(error)\n".utf8))
+        exit(1)
     }
-} catch {
-    FileHandle.standardError.write(Data("amber-sqlite-writer: \(error)\n".utf8))
-    exit(1)
 }
+
+DispatchQueue.global().sync(execute: write)
