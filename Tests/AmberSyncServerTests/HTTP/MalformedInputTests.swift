@@ -60,7 +60,7 @@ import Testing
             body[key] = nil
             cases.append(Case(name: "missing \(key)", body: serialized(body)))
         }
-        for clientID in ["", String(repeating: "c", count: 257)] {
+        for clientID in ["", String(repeating: "c", count: 257), "client\u{0}2"] {
             var body = validBody
             body["clientID"] = clientID
             cases.append(Case(name: "clientID of \(clientID.utf8.count) bytes", body: serialized(body)))
@@ -74,7 +74,10 @@ import Testing
                 1, NSNull(), [Any](), [String: Any](), true, "", "a b", "notes/x", "../notes", "ä", "no\u{0}tes",
                 tooLongCollection, "tab\t", "emoji😀", "semi;colon",
             ],
-            "id": [1, NSNull(), [Any](), [String: Any](), true, "", String(repeating: "i", count: 257), String(repeating: "é", count: 129)],
+            "id": [
+                1, NSNull(), [Any](), [String: Any](), true, "", String(repeating: "i", count: 257), String(repeating: "é", count: 129),
+                "a\u{0}b", "\u{0}",
+            ],
             "baseVersion": ["1", 1.5, true, [Any](), [String: Any](), -1, "null"],
             "value": [[Any](), "text", 1, 1.5, true, [[String: Any]()], ["id", "n1"]],
             "fields": ["text", 1, [1], [NSNull()], [String: Any](), true, [["text"]]],
