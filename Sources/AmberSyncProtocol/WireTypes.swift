@@ -78,7 +78,7 @@ public struct Mutation: Sendable, Equatable, Codable {
     public var mutationID: Int64
     /// The record's collection (an ``IdentityStore``'s key), matching `[A-Za-z0-9_.-]{1,64}`.
     public var collection: String
-    /// The record's id, at most 256 bytes of UTF-8.
+    /// The record's id, 1 to 256 bytes of UTF-8 without U+0000.
     public var id: String
     /// The server version the client last saw of this record, or `nil` when it never saw it.
     public var baseVersion: Int64?
@@ -276,8 +276,9 @@ public enum SyncLimits {
         }
     }
 
-    /// Whether `id` is a valid record id: 1 to 256 bytes of UTF-8.
+    /// Whether `id` is a valid record id: 1 to 256 bytes of UTF-8, without U+0000 (which
+    /// databases cut text at).
     public static func isValidID(_ id: String) -> Bool {
-        !id.utf8.isEmpty && id.utf8.count <= idLength
+        !id.utf8.isEmpty && id.utf8.count <= idLength && !id.utf8.contains(0)
     }
 }

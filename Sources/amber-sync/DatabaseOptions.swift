@@ -9,7 +9,7 @@ struct DatabaseOptions: ParsableArguments {
     /// Opens the database, refusing locations this build cannot serve.
     func open() throws -> SQLiteSyncDatabase {
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            throw ValidationError("This build of amber-sync has no PostgreSQL backend yet; pass an SQLite file path.")
+            throw CommandFailure("This build of amber-sync has no PostgreSQL backend yet; pass an SQLite file path.")
         }
         return try SQLiteSyncDatabase(path: database)
     }

@@ -18,10 +18,8 @@ struct Prune: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await Output.reportingFailure {
-            let cutoff = Date().addingTimeInterval(-days * 86_400)
-            let count = try await options.open().prune(deletionsOlderThan: cutoff)
-            Output.line("forgot \(count) deleted record\(count == 1 ? "" : "s")")
-        }
+        let cutoff = Date().addingTimeInterval(-days * 86_400)
+        let count = try await options.open().prune(deletionsOlderThan: cutoff)
+        Output.line("forgot \(count) deleted record\(count == 1 ? "" : "s")")
     }
 }

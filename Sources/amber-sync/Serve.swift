@@ -27,24 +27,22 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await Output.reportingFailure {
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
-                return handler
-            }
-            let server = SyncServer(
-                database: try options.open(),
-                host: host,
-                port: port,
-                maximumBodySize: maximumBodySize,
-                logger: Logger(label: "amber-sync")
-            )
-            // An IPv6 address needs brackets in a URL.
-            let urlHost = host.contains(":") ? "[\(host)]" : host
-            try await server.run { port in
-                Output.line("listening on http://\(urlHost):\(port)")
-            }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
+            return handler
+        }
+        let server = SyncServer(
+            database: try options.open(),
+            host: host,
+            port: port,
+            maximumBodySize: maximumBodySize,
+            logger: Logger(label: "amber-sync")
+        )
+        // An IPv6 address needs brackets in a URL.
+        let urlHost = host.contains(":") ? "[\(host)]" : host
+        try await server.run { port in
+            Output.line("listening on http://\(urlHost):\(port)")
         }
     }
 }

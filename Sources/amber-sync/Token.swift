@@ -17,11 +17,9 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            try await Output.reportingFailure {
-                let token = try await options.open().addToken(forUserNamed: name)
-                Output.line("added a token for \(name):")
-                Output.line(token)
-            }
+            let token = try await options.open().addToken(forUserNamed: name)
+            Output.line("added a token for \(name):")
+            Output.line(token)
         }
     }
 
@@ -37,12 +35,10 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            try await Output.reportingFailure {
-                guard try await options.open().revokeToken(token) else {
-                    throw ValidationError("There is no such token (it may have been revoked already).")
-                }
-                Output.line("revoked the token")
+            guard try await options.open().revokeToken(token) else {
+                throw CommandFailure("There is no such token (it may have been revoked already).")
             }
+            Output.line("revoked the token")
         }
     }
 }

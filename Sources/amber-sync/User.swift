@@ -17,11 +17,9 @@ struct User: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            try await Output.reportingFailure {
-                let token = try await options.open().addUser(named: name)
-                Output.line("added user \(name); bearer token:")
-                Output.line(token)
-            }
+            let token = try await options.open().addUser(named: name)
+            Output.line("added user \(name); bearer token:")
+            Output.line(token)
         }
     }
 }

@@ -5,16 +5,18 @@ public enum PushValidation {
     /// Longest client id, in bytes of UTF-8.
     public static let clientIDLength = 256
 
-    /// Checks a push: a client id of 1 to 256 bytes, valid collection names and ids, and
-    /// mutation ids that increase.
+    /// Checks a push: a client id of 1 to 256 bytes without U+0000, valid collection names and
+    /// ids (``SyncLimits``), no negative base version, and mutation ids that increase.
     ///
     /// - Parameters:
     ///   - mutations: The pushed mutations, in order.
     ///   - clientID: The id of the client that pushes them.
     /// - Throws: ``SyncServerError/invalidRequest(_:)`` naming the first broken rule.
     public static func validate(_ mutations: [Mutation], clientID: String) throws {
-        guard !clientID.isEmpty, clientID.utf8.count <= clientIDLength else {
-            throw SyncServerError.invalidRequest("The field `clientID` must be 1 to \(clientIDLength) bytes long.")
+        guard !clientID.isEmpty, clientID.utf8.count <= clientIDLength, !clientID.utf8.contains(0) else {
+            throw SyncServerError.invalidRequest(
+                "The field `clientID` must be 1 to \(clientIDLength) bytes long, without U+0000."
+            )
         }
         var previousID: Int64?
         for (index, mutation) in mutations.enumerated() {
@@ -25,7 +27,7 @@ public enum PushValidation {
             }
             guard SyncLimits.isValidID(mutation.id) else {
                 throw SyncServerError.invalidRequest(
-                    "The field `mutations[\(index)].id` must be 1 to \(SyncLimits.idLength) bytes of UTF-8."
+                    "The field `mutations[\(index)].id` must be 1 to \(SyncLimits.idLength) bytes of UTF-8, without U+0000."
                 )
             }
             if let baseVersion = mutation.baseVersion, baseVersion < 0 {

@@ -1,6 +1,3 @@
-import Foundation
-import AmberSyncProtocol
-
 /// An error of the sync server library: bad input, an unknown user, or a database it cannot use.
 ///
 /// The HTTP layer answers each with its status (``httpStatusCode``) and ``description`` as the
@@ -63,17 +60,10 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// The rule for user names, shared by every backend.
-enum SyncUserName {
-    /// Longest user name, in bytes of UTF-8.
-    static let maximumLength = 256
-
-    /// Throws ``SyncServerError/invalidUserName(_:)`` unless `name` is 1 to 256 bytes with no control characters.
-    static func validate(_ name: String) throws {
-        let isValid =
-            !name.trimmingCharacters(in: .whitespaces).isEmpty
-            && name.utf8.count <= maximumLength
-            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
-        guard isValid else { throw SyncServerError.invalidUserName(name) }
+extension SyncServerError {
+    /// Whether this is ``cursorExpired(cursor:prunedThrough:)``, answered with `"reset": true`.
+    var isCursorExpired: Bool {
+        if case .cursorExpired = self { return true }
+        return false
     }
 }

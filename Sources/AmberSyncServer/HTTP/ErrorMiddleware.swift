@@ -47,10 +47,3 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 }
-
-extension SyncServerError {
-    var isCursorExpired: Bool {
-        if case .cursorExpired = self { return true }
-        return false
-    }
-}

@@ -25,7 +25,6 @@ extension SyncServer {
     private func push(_ request: Request, user: SyncUser) async throws -> Response {
         let body = try await request.collectBody(limit: maximumBodySize)
         let push = try JSONBody.decode(PushRequest.self, from: body.readableBytesView)
-        try PushValidation.validate(push.mutations, clientID: push.clientID)
         let results = try await database.push(push.mutations, clientID: push.clientID, for: user)
         if results.contains(where: { $0.status == .applied }) {
             database.changeNotifier.notify(userID: user.id)

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Wakes pulls that wait for a user's next change.
 ///
 /// Each user has a generation counter that ``notify(userID:)`` increments after a push for that
@@ -125,20 +123,5 @@ public final class ChangeNotifier: Sendable {
         var generations: [Int64: UInt64] = [:]
         var waiters: [Int64: [UInt64: Waiter]] = [:]
         var nextWaiterID: UInt64 = 0
-    }
-}
-
-/// A value guarded by a lock.
-final class Protected<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only read or written while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

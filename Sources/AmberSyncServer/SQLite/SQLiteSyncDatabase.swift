@@ -7,7 +7,9 @@ import GRDB
 /// The file runs in WAL mode with `synchronous = FULL`, so an answered push survives a crash
 /// or a power loss. Each push is one transaction. Other processes may open the same file at the
 /// same time: `amber-sync user add` and `token revoke` take effect at once in a running server,
-/// which looks tokens up on every request.
+/// which looks tokens up on every request, and several `amber-sync serve` processes can share
+/// one file: a push served by one wakes the pulls waiting in the others within
+/// ``externalCommitCheckInterval``.
 ///
 /// ```swift
 /// let database = try SQLiteSyncDatabase(path: "amber-sync.sqlite")
@@ -17,9 +19,10 @@ import GRDB
 public final class SQLiteSyncDatabase: SyncDatabase {
     /// The path of the database file.
     public let path: String
-    /// Wakes pulls waiting for a user's changes pushed through this process.
+    /// Wakes pulls waiting for a user's changes, pushed through this process or another one on the same file.
     public let changeNotifier = ChangeNotifier()
     let pool: DatabasePool
+    private let externalCommits: ExternalCommitWatcher
 
     /// Opens the database at `path`, creating it when missing, and brings its schema up to date.
     ///
@@ -40,7 +43,14 @@ public final class SQLiteSyncDatabase: SyncDatabase {
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try pool.write { db in try Self.migrate(db, path: path) }
+        externalCommits = try ExternalCommitWatcher(
+            path: path, notifier: changeNotifier, interval: Self.externalCommitCheckInterval
+        )
     }
+
+    /// How often the file is checked for pushes committed by other processes, so pulls waiting
+    /// here wake up for them too.
+    public static let externalCommitCheckInterval = Duration.milliseconds(250)
 
     /// Brings the schema up to date; ``init(path:)`` already did, so this finds nothing to do
     /// unless another process changed the file since.

@@ -66,7 +66,7 @@ import Testing
 
         // SIGTERM: a pull waiting in flight is answered, then the process exits 0.
         async let waiting = httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/pull?wait=30")!, token: token)
-        try await Task.sleep(for: .milliseconds(500))
+        try await Task.sleep(for: .seconds(1))
         server.terminate()
         let answered = try await waiting
         #expect(answered.status == 200)

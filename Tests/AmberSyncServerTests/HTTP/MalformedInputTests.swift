@@ -60,7 +60,7 @@ import Testing
             body[key] = nil
             cases.append(Case(name: "missing \(key)", body: serialized(body)))
         }
-        for clientID in ["", String(repeating: "c", count: 257)] {
+        for clientID in ["", String(repeating: "c", count: 257), "client\u{0}2"] {
             var body = validBody
             body["clientID"] = clientID
             cases.append(Case(name: "clientID of \(clientID.utf8.count) bytes", body: serialized(body)))
@@ -74,7 +74,10 @@ import Testing
                 1, NSNull(), [Any](), [String: Any](), true, "", "a b", "notes/x", "../notes", "ä", "no\u{0}tes",
                 tooLongCollection, "tab\t", "emoji😀", "semi;colon",
             ],
-            "id": [1, NSNull(), [Any](), [String: Any](), true, "", String(repeating: "i", count: 257), String(repeating: "é", count: 129)],
+            "id": [
+                1, NSNull(), [Any](), [String: Any](), true, "", String(repeating: "i", count: 257), String(repeating: "é", count: 129),
+                "a\u{0}b", "\u{0}",
+            ],
             "baseVersion": ["1", 1.5, true, [Any](), [String: Any](), -1, "null"],
             "value": [[Any](), "text", 1, 1.5, true, [[String: Any]()], ["id", "n1"]],
             "fields": ["text", 1, [1], [NSNull()], [String: Any](), true, [["text"]]],
@@ -272,20 +275,5 @@ import Testing
                 _ = try response.errorBody()
             }
         }
-    }
-}
-
-/// A small deterministic random number generator (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

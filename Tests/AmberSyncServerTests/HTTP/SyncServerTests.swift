@@ -48,4 +48,23 @@ import Testing
         _ = await running.result
         await #expect(throws: (any Error).self) { try await httpRequest(base.appendingPathComponent("v1/health"), timeout: 5) }
     }
+
+    @Test(arguments: Backend.allCases)
+    func startReturnsOnceListeningAndStopEndsServing(backend: Backend) async throws {
+        let test = try backend.makeDatabase()
+        defer { test.remove() }
+        var logger = Logger(label: "amber-sync-tests")
+        logger.logLevel = .critical
+        let running = try await SyncServer(database: test.database, port: 0, logger: logger).start()
+        let health = URL(string: "http://127.0.0.1:\(running.port)/v1/health")!
+        #expect(try await httpRequest(health).status == 200)
+
+        // A second server cannot take the same port: start throws instead of waiting forever.
+        await #expect(throws: (any Error).self) {
+            _ = try await SyncServer(database: test.database, port: running.port, logger: logger).start()
+        }
+
+        await running.stop()
+        await #expect(throws: (any Error).self) { try await httpRequest(health, timeout: 5) }
+    }
 }

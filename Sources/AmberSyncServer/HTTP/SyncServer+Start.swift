@@ -1,0 +1,34 @@
+extension SyncServer {
+    /// Starts serving in the background and returns once the server accepts connections.
+    ///
+    /// The server runs until ``RunningSyncServer/stop()``, the process gets SIGINT or SIGTERM,
+    /// or the returned value goes away.
+    ///
+    /// ```swift
+    /// let database = try SQLiteSyncDatabase(path: path)
+    /// let token = try await database.addUser(named: "ann")
+    /// let running = try await SyncServer(database: database, port: 0).start()
+    /// print("serving on port \(running.port)")
+    /// ```
+    ///
+    /// - Returns: The running server, with the port it listens on.
+    /// - Throws: Why the server could not start, such as a port in use.
+    public func start() async throws -> RunningSyncServer {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let serving = Task {
+            defer { continuation.finish() }
+            try await run { port in continuation.yield(port) }
+        }
+        return try await withTaskCancellationHandler {
+            var iterator = ports.makeAsyncIterator()
+            if let port = await iterator.next() {
+                return RunningSyncServer(port: port, serving: serving)
+            }
+            // The server ended before it listened: report why.
+            try await serving.value
+            throw CancellationError()
+        } onCancel: {
+            serving.cancel()
+        }
+    }
+}
