@@ -7,24 +7,12 @@ import AmberTestSupport
 import Foundation
 import Testing
 
-/// SplitMix64: a small seeded generator, so a failing run can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite(.serialized) struct SyncConvergenceTests {
     /// Three clients make random adds, updates, removes and syncs; after two rounds of sync
     /// with no new writes, every client holds exactly the server's records.
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func threeClientsConvergeOnTheServersRecords(seed: UInt64) async throws {
-        var random = SeededGenerator(state: seed)
+        var random = SeededGenerator(seed: seed)
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let token = try await server.addUser()

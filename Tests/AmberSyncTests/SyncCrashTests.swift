@@ -65,7 +65,7 @@ final class Child: Sendable {
         }
         #expect(try notes("sync", "--server", server.url.absoluteString, "--token", token).status == 0)
 
-        var random = SeededGenerator(state: 7)
+        var random = SeededGenerator(seed: 7)
         var acknowledged: [String] = []
         for round in 0..<20 {
             let watcher = try Child("notes", ["sync", "--watch"], environment: environment)
@@ -115,7 +115,7 @@ final class Child: Sendable {
                 _ = try? await device.client.sync()
             }
         }
-        var random = SeededGenerator(state: 11)
+        var random = SeededGenerator(seed: 11)
         for _ in 0..<20 {
             try await Task.sleep(nanoseconds: UInt64.random(in: 50_000_000...300_000_000, using: &random))
             server.kill()

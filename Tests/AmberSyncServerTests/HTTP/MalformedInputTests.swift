@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
