@@ -8,14 +8,22 @@ public let syncProtocolVersion = 1
 /// Numbers are kept as `Double` unless they are integers that fit `Int64`, so an integer field
 /// comes back as written.
 public enum JSONValue: Sendable, Hashable, Codable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number without fraction or exponent that fits `Int64`.
     case integer(Int64)
+    /// Any other number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object.
     case object([String: JSONValue])
 
+    /// Decodes the JSON form; a member of the wrong type is an error.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -37,6 +45,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
+    /// Encodes the JSON form of the protocol.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -64,8 +73,10 @@ public typealias JSONObject = [String: JSONValue]
 public struct PushRequest: Sendable, Equatable, Codable {
     /// The client that sends them; ``Mutation/mutationID``s increase per client.
     public var clientID: String
+    /// The mutations, with increasing ``Mutation/mutationID``s.
     public var mutations: [Mutation]
 
+    /// Creates a value with these members.
     public init(clientID: String, mutations: [Mutation]) {
         self.clientID = clientID
         self.mutations = mutations
@@ -87,6 +98,7 @@ public struct Mutation: Sendable, Equatable, Codable {
     /// The top-level keys this mutation changes; `nil` replaces the record whole.
     public var fields: [String]?
 
+    /// Creates a value with these members.
     public init(
         mutationID: Int64, collection: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]? = nil
     ) {
@@ -100,6 +112,7 @@ public struct Mutation: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey { case mutationID, collection, id, baseVersion, value, fields }
 
+    /// Decodes the JSON form; a member of the wrong type is an error.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         mutationID = try container.decode(Int64.self, forKey: .mutationID)
@@ -111,6 +124,7 @@ public struct Mutation: Sendable, Equatable, Codable {
         fields = try container.decodeIfPresent([String].self, forKey: .fields)
     }
 
+    /// Encodes the JSON form of the protocol.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(mutationID, forKey: .mutationID)
@@ -124,8 +138,10 @@ public struct Mutation: Sendable, Equatable, Codable {
 
 /// The answer to a ``PushRequest``: one result per mutation, in the same order.
 public struct PushResponse: Sendable, Equatable, Codable {
+    /// One result per mutation of the request, in the same order.
     public var results: [MutationResult]
 
+    /// Creates a value with these members.
     public init(results: [MutationResult]) {
         self.results = results
     }
@@ -133,6 +149,7 @@ public struct PushResponse: Sendable, Equatable, Codable {
 
 /// What became of one mutation.
 public struct MutationResult: Sendable, Equatable, Codable {
+    /// What became of a mutation.
     public enum Status: String, Sendable, Equatable, Codable {
         /// Written; ``MutationResult/version`` is the record's new version.
         case applied
@@ -140,7 +157,9 @@ public struct MutationResult: Sendable, Equatable, Codable {
         case conflict
     }
 
+    /// The id of the mutation this result answers.
     public var mutationID: Int64
+    /// Whether the mutation was written.
     public var status: Status
     /// The record's version on the server after this mutation (new when applied, current on conflict).
     public var version: Int64
@@ -150,6 +169,7 @@ public struct MutationResult: Sendable, Equatable, Codable {
     /// On a conflict of a mutation with fields: which of them changed on the server.
     public var fields: [String]?
 
+    /// Creates a value with these members.
     public init(mutationID: Int64, status: Status, version: Int64, value: JSONObject? = nil, fields: [String]? = nil) {
         self.mutationID = mutationID
         self.status = status
@@ -160,6 +180,7 @@ public struct MutationResult: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey { case mutationID, status, version, value, fields }
 
+    /// Decodes the JSON form; a member of the wrong type is an error.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         mutationID = try container.decode(Int64.self, forKey: .mutationID)
@@ -169,6 +190,7 @@ public struct MutationResult: Sendable, Equatable, Codable {
         fields = try container.decodeIfPresent([String].self, forKey: .fields)
     }
 
+    /// Encodes the JSON form of the protocol.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(mutationID, forKey: .mutationID)
@@ -182,12 +204,14 @@ public struct MutationResult: Sendable, Equatable, Codable {
 
 /// `GET /v1/pull`: the changes after a cursor, in version order.
 public struct PullResponse: Sendable, Equatable, Codable {
+    /// The changed records, in version order, each at most once.
     public var changes: [RecordChange]
     /// The version to pass as `cursor` next time.
     public var cursor: Int64
     /// Whether more changes wait after these (pull again at once).
     public var hasMore: Bool
 
+    /// Creates a value with these members.
     public init(changes: [RecordChange], cursor: Int64, hasMore: Bool) {
         self.changes = changes
         self.cursor = cursor
@@ -197,12 +221,16 @@ public struct PullResponse: Sendable, Equatable, Codable {
 
 /// The latest state of one record, as a pull reports it.
 public struct RecordChange: Sendable, Equatable, Codable {
+    /// The record's collection.
     public var collection: String
+    /// The record's id.
     public var id: String
+    /// The version of the record's latest change.
     public var version: Int64
     /// The record's JSON object, or `nil` when it was deleted.
     public var value: JSONObject?
 
+    /// Creates a value with these members.
     public init(collection: String, id: String, version: Int64, value: JSONObject?) {
         self.collection = collection
         self.id = id
@@ -212,6 +240,7 @@ public struct RecordChange: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey { case collection, id, version, value }
 
+    /// Decodes the JSON form; a member of the wrong type is an error.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         collection = try container.decode(String.self, forKey: .collection)
@@ -220,6 +249,7 @@ public struct RecordChange: Sendable, Equatable, Codable {
         value = try container.decodeIfPresent(JSONObject.self, forKey: .value)
     }
 
+    /// Encodes the JSON form of the protocol.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(collection, forKey: .collection)
@@ -231,10 +261,12 @@ public struct RecordChange: Sendable, Equatable, Codable {
 
 /// The body of every error response: `{"error": "..."}`, plus `"reset": true` on `410`.
 public struct ErrorResponse: Sendable, Equatable, Codable {
+    /// One readable sentence.
     public var error: String
     /// Set on `410 Gone`: the cursor is older than the server remembers; pull again from 0.
     public var reset: Bool?
 
+    /// Creates a value with these members.
     public init(error: String, reset: Bool? = nil) {
         self.error = error
         self.reset = reset
@@ -243,9 +275,12 @@ public struct ErrorResponse: Sendable, Equatable, Codable {
 
 /// `GET /v1/health`.
 public struct HealthResponse: Sendable, Equatable, Codable {
+    /// Whether the mutation was written.
     public var status: String
+    /// The wire protocol version the server speaks.
     public var protocolVersion: Int
 
+    /// Creates a value with these members.
     public init(status: String = "ok", protocolVersion: Int = syncProtocolVersion) {
         self.status = status
         self.protocolVersion = protocolVersion
@@ -260,6 +295,7 @@ public enum SyncLimits {
     public static let idLength = 256
     /// Default and largest `limit` of a pull.
     public static let defaultPullLimit = 1_000
+    /// Largest `limit` of a pull; larger ones count as this.
     public static let maximumPullLimit = 1_000
     /// Longest `wait` of a pull, in seconds.
     public static let maximumWait = 60
