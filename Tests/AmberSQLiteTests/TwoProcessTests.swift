@@ -188,11 +188,13 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
         configuration.allowsUnsafeTransactions = true  // holds SQLite's write lock across accesses
         let blocker = try DatabaseQueue(path: path, configuration: configuration)
         try await blocker.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
-        let started = Date()
-        let error = await MainActor.run {
-            #expect(throws: StoreError.self) { try store.add(Entry(id: "a", index: 0, payload: "")) }
+        // Timed on the main actor, around the write only: reaching the main actor may itself wait
+        // for other tests' main-actor work on a loaded machine.
+        let (error, waited) = await MainActor.run {
+            let started = Date()
+            let error = #expect(throws: StoreError.self) { try store.add(Entry(id: "a", index: 0, payload: "")) }
+            return (error, Date().timeIntervalSince(started))
         }
-        let waited = Date().timeIntervalSince(started)
         try await blocker.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
         #expect(error?.description.contains("locked") == true, "\(String(describing: error))")
         #expect((error?.underlyingError as? DatabaseError)?.resultCode == .SQLITE_BUSY, "the cause keeps SQLite's result code")
