@@ -52,7 +52,7 @@ extension IdentityStore {
     ///   - filter: Whether a value is shown; `nil` (the default) shows every value.
     ///   - comparator: The sort order.
     /// - Returns: A live query holding the current values; the store follows it until it is released.
-    /// - Complexity: As ``query(filter:sort:)-([KeyPathComparator<Value>])``.
+    /// - Complexity: As ``query(filter:sort:)-(_,[KeyPathComparator<Value>])``.
     @MainActor
     public func query<Comparator: SortComparator>(
         filter: ((Value) -> Bool)? = nil, sort comparator: Comparator
@@ -74,7 +74,7 @@ extension IdentityStore {
     ///   - keyPath: The property to sort by.
     ///   - order: `.forward` (the default) for ascending values, `.reverse` for descending ones.
     /// - Returns: A live query holding the current values; the store follows it until it is released.
-    /// - Complexity: As ``query(filter:sort:)-([KeyPathComparator<Value>])``.
+    /// - Complexity: As ``query(filter:sort:)-(_,[KeyPathComparator<Value>])``.
     @MainActor
     public func query<Property: Comparable>(
         filter: ((Value) -> Bool)? = nil, sort keyPath: KeyPath<Value, Property> & Sendable, order: SortOrder = .forward

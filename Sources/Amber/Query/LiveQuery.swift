@@ -3,7 +3,7 @@ import Observation
 
 /// The values of a store that pass a filter, in sort order, kept current as the store changes.
 ///
-/// Make one with ``IdentityStore/query(filter:sort:)``:
+/// Make one with ``IdentityStore/query(filter:sort:)-(_,[KeyPathComparator<Value>])``:
 ///
 /// ```swift
 /// let timeline = notes.query(
@@ -40,6 +40,9 @@ public final class LiveQuery<Value: Identifiable & Sendable> where Value.ID: Sen
     /// ```swift
     /// List(query.values) { note in Text(note.text) }
     /// ```
+    ///
+    /// - Complexity: O(1) to read; an update costs O(*k* log *m*) comparisons for *k* identities
+    ///   touched among *m* values, plus moving the values between a moved value's two places.
     public private(set) var values: [Value]
 
     /// What the last update changed in ``values``: offsets removed from the values before it,
@@ -54,8 +57,11 @@ public final class LiveQuery<Value: Identifiable & Sendable> where Value.ID: Sen
     ///
     /// A value is listed in ``IdentityDiff/moved`` only when its sort key (or its place in the
     /// store's order) changed and it left its place among the others.
+    ///
+    /// - Complexity: O(1) to read; built from the touched identities alone, in O(*k* log *k*).
     public private(set) var diff = IdentityDiff.insertingAll(0)
 
+    /// Kept, so the store lives and keeps this query current for as long as the query does.
     @ObservationIgnored let store: IdentityStore<Value>
     @ObservationIgnored private var result: QueryResult<Value>
     /// The continuations of the ``updates`` sequences being iterated.
