@@ -10,9 +10,11 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
+        .target(name: "HeapStatistics"),
         .executableTarget(
             name: "compare",
             dependencies: [
+                "HeapStatistics",
                 .product(name: "Amber", package: "Amber"),
                 .product(name: "AmberSQLite", package: "Amber"),
                 .product(name: "GRDB", package: "GRDB.swift"),

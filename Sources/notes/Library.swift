@@ -44,6 +44,20 @@ struct Library {
         }
     }
 
+    /// The timeline, newest first, or only the notes carrying the tag named `name`: a live query that
+    /// keeps itself current as this process and others change the notes.
+    ///
+    /// - Throws: ``NotesError`` when there is no tag named `name`.
+    @MainActor
+    func timeline(tagged name: String? = nil) throws -> LiveQuery<Note> {
+        var filter: ((Note) -> Bool)?
+        if let name {
+            guard let tag = tag(named: name) else { throw NotesError("no tag named \(name)") }
+            filter = { $0.tagIDs.contains(tag.id) }
+        }
+        return notes.query(filter: filter, sort: [KeyPathComparator(\.created, order: .reverse)])
+    }
+
     /// The tag named `name` (case-sensitive), if any.
     func tag(named name: String) -> Tag? {
         tags.all.first { $0.name == name }

@@ -39,20 +39,43 @@ struct Add: ParsableCommand {
     }
 }
 
-struct List: ParsableCommand {
+struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the timeline, newest first.")
     @Option(help: "Only notes with this tag.") var tag: String?
+    @Flag(help: "Keep the timeline open and print how other processes change it, until interrupted.")
+    var follow = false
 
-    func run() throws {
+    func run() async throws {
+        try await Self.show(tagged: tag, follow: follow)
+    }
+
+    /// Prints the timeline a live query holds and, when following, each update it reports.
+    @MainActor
+    private static func show(tagged tag: String?, follow: Bool) async throws {
         let library = try Library.open()
+        let timeline = try library.timeline(tagged: tag)
         let tags = library.tags.identified
-        var notes = library.notes.all
-        if let name = tag {
-            guard let tag = library.tag(named: name) else { throw NotesError("no tag named \(name)") }
-            notes = notes.filter { $0.tagIDs.contains(tag.id) }
+        // Written at once rather than printed: `print` is buffered when standard output is a pipe,
+        // and a follower's reader must see the timeline before its updates.
+        let lines = timeline.values.map { library.line(for: $0, in: tags) }
+        if !lines.isEmpty { emit(lines.joined(separator: "\n")) }
+        guard follow else { return }
+        emit("following \(Library.home.path) (Ctrl-C to stop)")
+        var shown = timeline.values
+        // The first update is the timeline just printed.
+        for await update in timeline.updates.dropFirst() {
+            let tags = library.tags.identified
+            let diff = update.diff
+            for offset in diff.removed { emit("removed  \(shown[offset].id.short)") }
+            for offset in diff.inserted { emit("added    #\(offset + 1)  \(library.line(for: update.values[offset], in: tags))") }
+            for move in diff.moved {
+                emit("moved    #\(move.from + 1) -> #\(move.to + 1)  \(library.line(for: update.values[move.to], in: tags))")
+            }
+            for offset in diff.updated { emit("changed  #\(offset + 1)  \(library.line(for: update.values[offset], in: tags))") }
+            shown = update.values
         }
-        let lines = notes.sorted { $0.created > $1.created }.map { library.line(for: $0, in: tags) }
-        print(lines.joined(separator: "\n"), terminator: lines.isEmpty ? "" : "\n")
+        // The updates end when the query is released: it must outlive the loop.
+        withExtendedLifetime(timeline) {}
     }
 }
 

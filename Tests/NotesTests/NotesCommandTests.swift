@@ -100,6 +100,7 @@ struct NotesRunner {
             (["add", ""], "empty"),
             (["untag", first, "nope"], "no tag named nope"),
             (["rename-tag", "nope", "x"], "no tag named nope"),
+            (["list", "--tag", "nope"], "no tag named nope"),
             (["delete", "zzzz"], "no note with id"),
             (["import", file.path], "not a notes export"),
             (["import", "/nonexistent/file.json"], "cannot import"),
@@ -143,6 +144,38 @@ struct NotesRunner {
         #expect(try Data(contentsOf: notes.database) == garbage, "the file is left as it was")
     }
 
+    @Test func listByTagShowsThatTagsNotesNewestFirst() throws {
+        try notes.run("add", "vanilla", "--tag", "dessert")
+        try notes.run("add", "groceries", "--tag", "errands")
+        try notes.run("add", "sorbet", "--tag", "dessert", "--tag", "summer")
+        let list = try notes.run("list", "--tag", "dessert")
+        #expect(list.status == 0, "\(list.error)")
+        let lines = list.output.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains("sorbet") == true && lines.last?.contains("vanilla") == true, "newest first")
+        #expect(try notes.run("list", "--tag", "errands").output.contains("groceries"))
+    }
+
+    @Test func listFollowPrintsHowOtherProcessesChangeTheTimeline() async throws {
+        let kept = id(in: try notes.run("add", "tagged before", "--tag", "remote").output)
+        let follow = notes.process(["list", "--tag", "remote", "--follow"])
+        let output = Pipe()
+        follow.standardOutput = output
+        try follow.run()
+        defer { follow.terminate() }
+        let lines = LinesReader(output.fileHandleForReading)
+        #expect(await lines.wait(within: 30) { $0.contains("following") })
+        #expect(await lines.wait { $0.contains("tagged before") })
+        try notes.run("add", "not tagged")
+        try notes.run("add", "from the other process", "--tag", "remote")
+        #expect(await lines.wait(within: 10) { $0.contains("added    #1") && $0.contains("from the other process") })
+        try notes.run("edit", kept, "--text", "edited elsewhere")
+        #expect(await lines.wait(within: 10) { $0.contains("changed  #2") && $0.contains("edited elsewhere") })
+        try notes.run("untag", kept, "remote")
+        #expect(await lines.wait(within: 10) { $0 == "removed  \(kept)" })
+        #expect(!lines.contains { $0.contains("not tagged") }, "a note without the tag is not in this timeline")
+    }
+
     @Test func watchPrintsWhatAnotherProcessAdds() async throws {
         try notes.run("add", "existing")
         let watch = notes.process(["watch"])
@@ -177,6 +210,11 @@ final class LinesReader: @unchecked Sendable {
     /// The first line read so far that matches.
     func first(where matching: (String) -> Bool) -> String? {
         lock.withLock { text.split(separator: "\n").map(String.init).first(where: matching) }
+    }
+
+    /// Whether a line read so far matches.
+    func contains(where matching: (String) -> Bool) -> Bool {
+        first(where: matching) != nil
     }
 
     func wait(within seconds: Double = 5, for matching: (String) -> Bool) async -> Bool {

@@ -17,6 +17,9 @@ struct Compare {
         Workload(name: "seed-userdefaults-500") { .comparison(SeedWorkload.comparison) },
         Workload(name: "diff-100k") { .comparison(DiffWorkload.comparison) },
         Workload(name: "observers-10k-vs-10") { .comparison(ObserverWorkload.comparison) },
+        Workload(name: "query-update-100k") { .comparison(QueryWorkload.comparison) },
+        Workload(name: "query-update-100k-closure-sort") { .comparison(QueryWorkload.closureComparison) },
+        Workload(name: "query-memory-100k") { .check(QueryWorkload.memory) },
         Workload(name: "crash-100") { .check(CrashCheck.check) },
         Workload(name: "idle-5-stores") { .check(IdleCheck.check) },
     ]

@@ -49,7 +49,8 @@ struct ComparisonResult: Codable {
     let baselineRoundsMS: [Double]
 
     var line: String {
-        "ratio \(name) \(format(oursMedianMS)) \(format(baselineMedianMS)) \(format(ratio))"
+        // Small ratios keep two significant digits, which three decimals would round away.
+        "ratio \(name) \(format(oursMedianMS)) \(format(baselineMedianMS)) \(ratio < 0.01 ? String(format: "%.2g", ratio) : format(ratio))"
     }
 }
 

@@ -118,11 +118,15 @@ extension IdentityStore {
 
     /// Registers an observer counted by ``beginObserving(_:)``: it is handed the changes
     /// committed after `stamp`.
+    ///
+    /// - Parameter followsOrder: Whether the observer is also handed the changes that only move
+    ///   identities in the store's order, which have no value to show.
     @MainActor
     func insertObserver<Observer: AnyObject>(
         _ observer: Observer,
         id: Value.ID?,
         since stamp: UInt64,
+        followsOrder: Bool = false,
         using closure: @escaping @MainActor (Observer, StoreChange<Value>) -> Void
     ) -> ObservationToken {
         let key = LockedValue<Int?>(nil)
@@ -133,7 +137,7 @@ extension IdentityStore {
             }
         }
         let entry = MainActorObservers<Value>.Entry(
-            token: token, since: stamp,
+            token: token, since: stamp, followsOrder: followsOrder,
             isAlive: { [weak observer] in observer != nil },
             notify: { [weak observer] change in
                 guard let observer else { return false }

@@ -7,6 +7,9 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
         let token: ObservationToken
         /// The commit stamp at registration: older changes are not delivered.
         let since: UInt64
+        /// Whether it is also handed changes that only move identities in the store's order (live
+        /// queries); other observers never see an empty change.
+        var followsOrder = false
         /// Whether the owner is still there.
         let isAlive: @MainActor () -> Bool
         /// Calls the observer; `false` when its owner is gone.
@@ -82,7 +85,9 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
     ///   whatever the number of observers of other identities.
     func deliver(_ change: StoreChange<Value>, stamp: UInt64) -> Int {
         var dropped = 0
-        for (key, entry) in all where entry.since < stamp && !entry.token.isCancelled {
+        let changesValues = !change.isEmpty
+        for (key, entry) in all
+        where entry.since < stamp && !entry.token.isCancelled && (changesValues || entry.followsOrder) {
             if !entry.notify(change), remove(key, id: nil) { dropped += 1 }
         }
         guard !byID.isEmpty else { return dropped }

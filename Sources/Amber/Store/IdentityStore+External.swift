@@ -49,7 +49,13 @@ extension IdentityStore {
                 }
             }
             let removed = current.values.filter { loaded.values[$0.id] == nil }
-            let change = StoreChange(inserted: inserted, updated: updated, removed: removed, origin: .otherProcess)
+            // Usually the identities kept stay in their order and the new ones follow them.
+            let kept = current.keys.filter { loaded.values[$0] != nil }
+            let keepsOrder = loaded.values.keys.prefix(kept.count).elementsEqual(kept)
+            let change = StoreChange(
+                inserted: inserted, updated: updated, removed: removed, origin: .otherProcess,
+                reordering: keepsOrder ? nil : .replaced(loaded.values.values.elements)
+            )
             return (change, { state in
                 state.values = loaded.values
                 state.undecodable = loaded.undecodable
@@ -108,7 +114,16 @@ extension IdentityStore {
         }
         let removed = Array(deleted.values)
         let touched = Set(deletions).union(upserts.map(\.id))
-        let change = StoreChange(inserted: inserted, updated: updated, removed: removed, origin: .otherProcess)
+        // Identities removed and added again go last, among the new ones, in the order of `latest`.
+        var reordering: StoreChange<Value>.Reordering?
+        if latest.values.contains(where: \.moved) {
+            reordering = .placedLast(latest.compactMap { id, entry in
+                entry.moved || current[id] == nil ? entry.value : nil
+            })
+        }
+        let change = StoreChange(
+            inserted: inserted, updated: updated, removed: removed, origin: .otherProcess, reordering: reordering
+        )
         return (change, { state in
             for value in removed { state.values.removeValue(forKey: value.id) }
             for (id, entry) in latest {

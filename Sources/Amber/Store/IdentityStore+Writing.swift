@@ -242,7 +242,7 @@ extension IdentityStore {
     func publish(_ committed: StoreChange<Value>, apply: (inout StoreState<Value>) -> Void) -> Bool {
         let stamp = state.withLock { state -> UInt64? in
             apply(&state)
-            return committed.isEmpty ? nil : state.publish(committed)
+            return committed.reachesOrderObservers ? state.publish(committed) : nil
         }
         guard let stamp else { return false }
         delivery.enqueue(committed, stamp: stamp)

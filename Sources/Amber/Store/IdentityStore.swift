@@ -95,7 +95,8 @@ struct StoreState<Value: Identifiable & Sendable>: Sendable where Value.ID: Send
     @inlinable
     mutating func publish(_ committed: StoreChange<Value>) -> UInt64? {
         commitStamp &+= 1
-        if !changeSubscribers.isEmpty {
+        // A change taken in from another writer may only move identities: no subscriber hears it.
+        if !changeSubscribers.isEmpty, !committed.isEmpty {
             for continuation in changeSubscribers.values { continuation.yield(committed) }
         }
         if !valueSubscribers.isEmpty {

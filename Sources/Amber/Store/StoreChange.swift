@@ -41,13 +41,22 @@ public struct StoreChange<Value: Identifiable & Sendable>: Sendable {
     public let removed: [Value]
     /// Where the change was made.
     public let origin: Origin
+    /// How the change moved identities in the store's order, when it did more than drop the removed
+    /// ones and place the inserted ones last; live queries keep ties in store order with it.
+    @usableFromInline let reordering: Reordering?
 
     /// Creates a change.
     public init(inserted: [Value] = [], updated: [Update] = [], removed: [Value] = [], origin: Origin = .local) {
+        self.init(inserted: inserted, updated: updated, removed: removed, origin: origin, reordering: nil)
+    }
+
+    /// Creates a change that also moved identities in the store's order.
+    init(inserted: [Value], updated: [Update], removed: [Value], origin: Origin, reordering: Reordering?) {
         self.inserted = inserted
         self.updated = updated
         self.removed = removed
         self.origin = origin
+        self.reordering = reordering
     }
 
     /// Whether the change inserts, updates and removes nothing.
@@ -57,6 +66,23 @@ public struct StoreChange<Value: Identifiable & Sendable>: Sendable {
 }
 
 extension StoreChange {
+    /// How a change moved identities in the store's order beyond appending ``StoreChange/inserted``
+    /// and dropping ``StoreChange/removed``: only changes taken in from other writers do.
+    @usableFromInline
+    enum Reordering: Sendable {
+        /// These values' identities are now last in the store, in this order: the inserted ones and
+        /// those another writer removed and added again (listed here even when their value is equal).
+        case placedLast([Value])
+        /// The store's order was replaced as a whole, by a reload: every value, in the new order.
+        case replaced([Value])
+    }
+
+    /// Whether main-actor observers that follow the store's order must be handed this change: it
+    /// changes a value, or only the order.
+    @inlinable var reachesOrderObservers: Bool {
+        !isEmpty || reordering != nil
+    }
+
     /// The part of this change that concerns one identity, or `nil` when it does not concern it.
     func restricted(to id: Value.ID) -> StoreChange? {
         let change = StoreChange(
@@ -75,5 +101,11 @@ extension StoreChange {
     }
 }
 
-extension StoreChange: Equatable where Value: Equatable {}
+extension StoreChange: Equatable where Value: Equatable {
+    /// Whether two changes insert, update and remove equal values, and come from the same origin.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.inserted == rhs.inserted && lhs.updated == rhs.updated && lhs.removed == rhs.removed
+            && lhs.origin == rhs.origin
+    }
+}
 extension StoreChange.Update: Equatable where Value: Equatable {}
