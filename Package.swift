@@ -130,7 +130,7 @@ let package = Package(
         // and the "approachable concurrency" features.
         .testTarget(
             name: "AmberDefaultIsolationTests",
-            dependencies: ["Amber"],
+            dependencies: ["Amber", "AmberSQLite", "AmberSync", "AmberSyncServer"],
             swiftSettings: [
                 .defaultIsolation(MainActor.self),
                 .enableUpcomingFeature("InferIsolatedConformances"),

@@ -239,16 +239,26 @@ struct Watch: AsyncParsableCommand {
     func run() async throws {
         let library = try Library.open()
         emit("watching \(Library.home.path) (Ctrl-C to stop)")
+        await library.printChanges(bySync: false, added: "added   ")
+    }
+}
+
+extension Library {
+    /// Prints the changes other processes make, or sync applies, as they happen, until the task
+    /// is cancelled.
+    ///
+    /// - Parameter added: How a note new to the timeline is introduced ("added", "arrived").
+    func printChanges(bySync: Bool, added: String) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await change in library.notes.changes() where change.origin == .otherProcess {
-                    for note in change.inserted { emit("added    \(library.line(for: note))") }
-                    for update in change.updated { emit("changed  \(library.line(for: update.new))") }
+                for await change in notes.changes() where change.origin == (bySync ? .sync : .otherProcess) {
+                    for note in change.inserted { emit("\(added) \(line(for: note))") }
+                    for update in change.updated { emit("changed  \(line(for: update.new))") }
                     for note in change.removed { emit("deleted  \(note.id.short)") }
                 }
             }
             group.addTask {
-                for await change in library.tags.changes() where change.origin == .otherProcess {
+                for await change in tags.changes() where change.origin == (bySync ? .sync : .otherProcess) {
                     for tag in change.inserted { emit("new tag  #\(tag.name)") }
                     for update in change.updated where update.old.name != update.new.name {
                         emit("renamed  #\(update.old.name) -> #\(update.new.name)")

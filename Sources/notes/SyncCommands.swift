@@ -91,21 +91,7 @@ struct Sync: AsyncParsableCommand {
         emit("syncing \(Library.home.path) with \(client.server.absoluteString) (Ctrl-C to stop)")
         client.start()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await change in library.notes.changes() where change.origin == .sync {
-                    for note in change.inserted { emit("arrived  \(library.line(for: note))") }
-                    for update in change.updated { emit("changed  \(library.line(for: update.new))") }
-                    for note in change.removed { emit("deleted  \(note.id.short)") }
-                }
-            }
-            group.addTask {
-                for await change in library.tags.changes() where change.origin == .sync {
-                    for tag in change.inserted { emit("new tag  #\(tag.name)") }
-                    for update in change.updated where update.old.name != update.new.name {
-                        emit("renamed  #\(update.old.name) -> #\(update.new.name)")
-                    }
-                }
-            }
+            group.addTask { await library.printChanges(bySync: true, added: "arrived ") }
             group.addTask {
                 var wasOffline = false
                 for await event in client.events() {

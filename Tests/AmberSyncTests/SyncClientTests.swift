@@ -307,3 +307,25 @@ import Testing
         #expect(Set(a.notes.all) == [kept, offline])
     }
 }
+
+@Suite struct SyncClientMisuseTests {
+    @Test func aStoreOfAnotherStorageOrWithAnInvalidKeyIsRefused() throws {
+        let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("a.sqlite").path)
+        let client = try SyncClient(storage: storage, server: URL(string: "http://127.0.0.1:9")!, token: "t")
+        let other = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("b.sqlite").path)
+
+        for store in [try IdentityStore<Note>(key: "notes", storage: other), IdentityStore<Note>()] {
+            #expect {
+                try client.add(store)
+            } throws: { error in
+                (error as? SyncError)?.kind == .misuse && "\(error)".contains(storage.path)
+            }
+        }
+        #expect {
+            try client.add(try IdentityStore<Note>(key: "my notes", storage: storage))
+        } throws: { error in
+            (error as? SyncError)?.kind == .misuse && "\(error)".contains("my notes")
+        }
+        #expect(client.pendingCount == 0)
+    }
+}

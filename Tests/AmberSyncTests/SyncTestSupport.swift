@@ -49,41 +49,28 @@ struct Entry: Identifiable, Codable, Sendable, Equatable {
 /// A sync server in this process, on a free loopback port.
 final class TestServer: Sendable {
     let database: SQLiteSyncDatabase
-    let port: Int
-    let task: Task<Void, any Error>
+    let running: RunningSyncServer
 
+    var port: Int { running.port }
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    private init(database: SQLiteSyncDatabase, port: Int, task: Task<Void, any Error>) {
+    private init(database: SQLiteSyncDatabase, running: RunningSyncServer) {
         self.database = database
-        self.port = port
-        self.task = task
+        self.running = running
     }
 
     /// Starts a server on `path` (a new file by default), on `port` (a free one by default).
     static func start(path: String? = nil, port: Int = 0) async throws -> TestServer {
         let path = path ?? temporaryDirectory().appendingPathComponent("server.sqlite").path
         let database = try SQLiteSyncDatabase(path: path)
-        try await database.migrate()
         var logger = Logger(label: "amber-sync-test")
         logger.logLevel = .critical
-        let server = SyncServer(database: database, port: port, logger: logger)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let task = Task {
-            defer { continuation.finish() }
-            try await server.run { continuation.yield($0) }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next() else {
-            _ = try await task.value
-            throw SyncTestError("the server did not start")
-        }
-        return TestServer(database: database, port: bound, task: task)
+        let running = try await SyncServer(database: database, port: port, logger: logger).start()
+        return TestServer(database: database, running: running)
     }
 
     func stop() async {
-        task.cancel()
-        _ = try? await task.value
+        await running.stop()
     }
 
     func addUser(_ name: String = "ann") async throws -> String {

@@ -25,6 +25,10 @@ struct NotesRunner {
         try runToEnd(process(arguments))
     }
 
+    func runArguments(_ arguments: [String]) throws -> Result {
+        try runToEnd(process(arguments))
+    }
+
     var database: URL { home.appendingPathComponent("notes.sqlite") }
 
     /// The database's bytes, with its write-ahead log folded in by reading through `export`.

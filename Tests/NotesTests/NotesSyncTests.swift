@@ -57,4 +57,18 @@ import Testing
         #expect(try day.run("status").output.contains("pending:  1"))
         #expect(try day.run("list").output.contains("written on the train"))
     }
+
+    @Test func syncWithoutAServerOrWithABadAddressIsAOneLineError() throws {
+        for (arguments, message) in [
+            (["sync"], "no sync server yet"),
+            (["sync", "--server", "not a url", "--token", "t"], "is not a server address"),
+            (["sync", "--server", "ftp://127.0.0.1:1", "--token", "t"], "is not a server address"),
+            (["sync", "--server", "http://127.0.0.1:1"], "no token"),
+        ] {
+            let result = try day.runArguments(arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.error.contains(message) && result.error.split(separator: "\n").count == 1, "\(result.error)")
+        }
+        #expect(try day.run("status").output.contains("not set up"))
+    }
 }
