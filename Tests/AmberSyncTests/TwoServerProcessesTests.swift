@@ -48,20 +48,19 @@ import Testing
             #expect(night.notes[id: shared.id]?.pinned == true)
             #expect(night.notes[id: shared.id]?.text == "edited on the day phone")
 
-            // A pull waiting on the second process, woken by a push to the first.
-            var cursor = try await Self.pull(secondURL, token: token, cursor: 0, wait: 0).cursor
+            // A pull waiting on the second process, woken by a push to the first. Both answers are
+            // timed as they arrive, on URLSession's threads, so a busy test process does not
+            // stretch the figure.
+            var cursor = try await Self.request(secondURL, pullAfter: 0, wait: 0, token: token).page.cursor
             for round in 1...5 {
-                let clock = ContinuousClock()
                 let from = cursor
-                async let waiting = Self.pull(secondURL, token: token, cursor: from, wait: 20)
+                async let waiting = Self.request(secondURL, pullAfter: from, wait: 20, token: token)
                 try await Task.sleep(for: .milliseconds(300))
-                let written = note("round \(round)")
-                try day.notes.add(written)
-                try await day.client.sync()
-                let pushed = clock.now
-                let page = try await waiting
-                let latency = pushed.duration(to: clock.now)
-                #expect(page.changes.map(\.id) == [written.id.uuidString], "round \(round)")
+                let id = UUID().uuidString
+                let pushedAt = try await Self.push(firstURL, id: id, mutationID: Int64(round), token: token)
+                let (page, answeredAt) = try await waiting
+                let latency = pushedAt.duration(to: answeredAt)
+                #expect(page.changes.map(\.id) == [id], "round \(round)")
                 #expect(
                     latency < backend.crossProcessWakeLimit,
                     "round \(round): the waiting pull answered \(latency) after the push"
@@ -87,23 +86,51 @@ import Testing
         return try #require(URL(string: String(line.dropFirst("listening on ".count))))
     }
 
-    /// One `GET /v1/pull`, decoded.
-    private static func pull(_ server: URL, token: String, cursor: Int64, wait: Int) async throws -> PullResponse {
-        var request = URLRequest(url: server.appendingPathComponent("v1/pull"))
-        request.url = URL(string: "\(server.absoluteString)/v1/pull?cursor=\(cursor)&wait=\(wait)")
+    /// One `GET /v1/pull`, decoded, and when its answer arrived.
+    private static func request(
+        _ server: URL, pullAfter cursor: Int64, wait: Int, token: String
+    ) async throws -> (page: PullResponse, answeredAt: ContinuousClock.Instant) {
+        var request = URLRequest(url: URL(string: "\(server.absoluteString)/v1/pull?cursor=\(cursor)&wait=\(wait)")!)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, answeredAt) = try await send(request)
+        return (try JSONDecoder().decode(PullResponse.self, from: data), answeredAt)
+    }
+
+    /// Pushes a new record with a raw `POST /v1/push` and returns when its answer arrived.
+    private static func push(_ server: URL, id: String, mutationID: Int64, token: String) async throws
+        -> ContinuousClock.Instant
+    {
+        var request = URLRequest(url: server.appendingPathComponent("v1/push"))
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(
+            PushRequest(
+                clientID: "raw-pusher",
+                mutations: [Mutation(mutationID: mutationID, collection: "raw", id: id, baseVersion: nil, value: [:])]
+            )
+        )
+        let (data, answeredAt) = try await send(request)
+        let results = try JSONDecoder().decode(PushResponse.self, from: data).results
+        guard results.map(\.status) == [.applied] else { throw SyncTestError("push answered \(results)") }
+        return answeredAt
+    }
+
+    /// Sends `request`; the instant is read in the completion handler, as the answer arrives.
+    private static func send(_ request: URLRequest) async throws -> (Data, ContinuousClock.Instant) {
+        var request = request
         request.timeoutInterval = 60
-        let data: Data = try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation { continuation in
             URLSession.shared.dataTask(with: request) { data, response, error in
+                let answeredAt = ContinuousClock.now
                 if let error {
                     continuation.resume(throwing: error)
                 } else if let data, (response as? HTTPURLResponse)?.statusCode == 200 {
-                    continuation.resume(returning: data)
+                    continuation.resume(returning: (data, answeredAt))
                 } else {
-                    continuation.resume(throwing: SyncTestError("pull answered \(String(describing: response))"))
+                    continuation.resume(throwing: SyncTestError("answered \(String(describing: response))"))
                 }
             }.resume()
         }
-        return try JSONDecoder().decode(PullResponse.self, from: data)
     }
 }
