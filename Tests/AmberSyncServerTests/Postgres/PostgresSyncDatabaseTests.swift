@@ -4,6 +4,7 @@ import AmberSyncServer
 import AmberTestSupport
 import Foundation
 import Logging
+import PostgresNIO
 import Testing
 
 /// What only the PostgreSQL backend has: addresses, its schema table, and notifications between processes.
@@ -145,5 +146,47 @@ struct PostgresSyncDatabaseTests {
         }
         await other.close()
         await serving.close()
+    }
+
+    /// A push holds only its own user's counter row: while another transaction holds ann's, bob's
+    /// pushes go through and ann's waits, then completes with the next version.
+    @Test func aUsersPushWaitsOnlyForPushesOfTheSameUser() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, maximumConnections: 4, logger: logger)
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        let bob = try #require(try await database.user(forToken: database.addUser(named: "bob")))
+        let components = try #require(URLComponents(string: url))
+        let holder = try await PostgresConnection.connect(
+            configuration: .init(
+                host: "127.0.0.1", port: components.port ?? 5432, username: components.user ?? "amber",
+                password: nil, database: String(components.path.dropFirst()), tls: .disable
+            ),
+            id: 1, logger: logger
+        )
+        try await holder.query("BEGIN", logger: logger)
+        try await holder.query("SELECT version FROM amber_sync_users WHERE id = \(ann.id) FOR UPDATE", logger: logger)
+
+        let annPush = Task {
+            try await database.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: [:])], clientID: "c", for: ann
+            )
+        }
+        for mutationID in 1...3 {
+            let results = try await database.push(
+                [Mutation(mutationID: Int64(mutationID), collection: "notes", id: "b\(mutationID)", baseVersion: nil, value: [:])],
+                clientID: "c", for: bob
+            )
+            #expect(results.map(\.status) == [.applied])
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await database.pull(for: ann, after: 0, limit: 10).changes.isEmpty, "ann's push waits for the lock")
+
+        try await holder.query("COMMIT", logger: logger)
+        #expect(try await annPush.value.map(\.status) == [.applied])
+        #expect(try await database.pull(for: ann, after: 0, limit: 10).changes.map(\.version) == [1])
+        #expect(try await database.pull(for: bob, after: 0, limit: 10).changes.map(\.version) == [1, 2, 3])
+        try await holder.close()
+        await database.close()
     }
 }
