@@ -40,7 +40,7 @@ import GRDB
 ///
 /// While another process writes, a write waits for it: up to 10 seconds, or up to 1 second when
 /// made on the main actor, so the UI never freezes for long. A write that cannot start in that
-/// time throws ``StoreError/writeFailed(path:key:reason:)`` (SQLite's "database is locked") and
+/// time throws `StoreError.writeFailed` (SQLite's "database is locked") and
 /// changes nothing; the app may retry it.
 ///
 /// A store's transaction body or update transform runs inside that SQLite transaction: writing
@@ -68,7 +68,7 @@ public final class SQLiteStorage: StoreStorage {
 
     /// Opens the database file at `path`, creating it (and its directory) when absent.
     ///
-    /// - Throws: ``StoreError/unreadableStorage(path:reason:)`` when the file is not an SQLite
+    /// - Throws: `StoreError.unreadableStorage` when the file is not an SQLite
     ///   database, belongs to another application, or has a newer schema; the file is not changed.
     public init(path: String) throws {
         self.path = path

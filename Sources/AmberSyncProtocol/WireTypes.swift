@@ -87,7 +87,7 @@ public struct PushRequest: Sendable, Equatable, Codable {
 public struct Mutation: Sendable, Equatable, Codable {
     /// Increases per client; a mutation sent again with the same id is answered as the first time.
     public var mutationID: Int64
-    /// The record's collection (an ``IdentityStore``'s key), matching `[A-Za-z0-9_.-]{1,64}`.
+    /// The record's collection (an `IdentityStore`'s key), matching `[A-Za-z0-9_.-]{1,64}`.
     public var collection: String
     /// The record's id, 1 to 256 bytes of UTF-8 without U+0000.
     public var id: String

@@ -6,7 +6,7 @@ public enum PushValidation {
     public static let clientIDLength = 256
 
     /// Checks a push: a client id of 1 to 256 bytes without U+0000, valid collection names and
-    /// ids (``SyncLimits``), no negative base version, and mutation ids that increase.
+    /// ids (`SyncLimits`), no negative base version, and mutation ids that increase.
     ///
     /// - Parameters:
     ///   - mutations: The pushed mutations, in order.
