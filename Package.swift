@@ -15,7 +15,7 @@ let package = Package(
         .executable(name: "cookies", targets: ["cookies"]),
     ],
     dependencies: [
-        // Checked: the macro builds and the macro and model tests pass with 600.0.1 and 603.0.1.
+        // Checked: the macro builds and the macro and model tests pass with 600.0.1, 602.0.0 and 603.0.1.
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
