@@ -108,7 +108,8 @@ public final class SyncClient: Sendable {
             throw SyncError(.misuse, "the store is not on \(storage.path), this client's storage")
         }
         guard SyncLimits.isValidCollection(location.key) else {
-            throw SyncError(.misuse, "the key \(location.key) is not a collection name sync accepts ([A-Za-z0-9_.-], 1 to 64)")
+            throw SyncError(
+                .misuse, "the key \(location.key) is not a collection name sync accepts ([A-Za-z0-9_.-], 1 to 64)")
         }
         let collection = TypedCollection(store: store, key: location.key, path: storage.path, resolve: resolve)
         do {
@@ -141,12 +142,14 @@ public final class SyncClient: Sendable {
     public var pendingCount: Int {
         let keys = collections.withLock { Array($0.keys) }
         guard !keys.isEmpty else { return 0 }
-        return (try? storage.database.read { db in
-            try Int.fetchOne(
-                db,
-                sql: "SELECT COUNT(*) FROM amber_sync_pending WHERE key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))",
-                arguments: StatementArguments(keys))
-        }) ?? 0
+        return
+            (try? storage.database.read { db in
+                try Int.fetchOne(
+                    db,
+                    sql:
+                        "SELECT COUNT(*) FROM amber_sync_pending WHERE key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))",
+                    arguments: StatementArguments(keys))
+            }) ?? 0
     }
 
     /// What the client is doing from now on, for a UI: syncing, synced, offline, failed.

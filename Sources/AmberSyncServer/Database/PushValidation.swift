@@ -31,7 +31,8 @@ public enum PushValidation {
                 )
             }
             if let baseVersion = mutation.baseVersion, baseVersion < 0 {
-                throw SyncServerError.invalidRequest("The field `mutations[\(index)].baseVersion` must not be negative.")
+                throw SyncServerError.invalidRequest(
+                    "The field `mutations[\(index)].baseVersion` must not be negative.")
             }
             if let previousID, mutation.mutationID <= previousID {
                 throw SyncServerError.invalidRequest(

@@ -16,17 +16,22 @@ import Testing
             token = try await database.addUser(named: "ann")
             let ann = try #require(try await database.user(forToken: token))
             _ = try await database.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])],
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
+                ],
                 clientID: "c", for: ann
             )
         }
         let reopened = try SQLiteSyncDatabase(path: path)
         try await reopened.migrate()
         let ann = try #require(try await reopened.user(forToken: token))
-        #expect(try await reopened.pull(for: ann, after: 0, limit: 10).changes.map(\.value) == [["text": .string("hi")]])
+        #expect(
+            try await reopened.pull(for: ann, after: 0, limit: 10).changes.map(\.value) == [["text": .string("hi")]])
         // The version counter carried over too.
         let next = try await reopened.push(
-            [Mutation(mutationID: 2, collection: "notes", id: "m", baseVersion: nil, value: [:])], clientID: "c", for: ann
+            [Mutation(mutationID: 2, collection: "notes", id: "m", baseVersion: nil, value: [:])], clientID: "c",
+            for: ann
         )
         #expect(next.map(\.version) == [2])
     }
@@ -137,7 +142,8 @@ import Testing
         async let woken = serving.changeNotifier.wait(for: ann.id, after: generation, timeout: .seconds(20))
         try await Task.sleep(for: .milliseconds(100))
         _ = try await other.push(
-            [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: [:])], clientID: "c", for: ann
+            [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: [:])], clientID: "c",
+            for: ann
         )
         #expect(await woken)
         #expect(start.duration(to: clock.now) < .seconds(10))
