@@ -19,7 +19,7 @@ let package = Package(
                 .product(name: "AmberSQLite", package: "Amber"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
-        )
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

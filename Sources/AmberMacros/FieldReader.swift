@@ -66,7 +66,8 @@ struct FieldReader {
                 continue
             }
             // `let a, b: Int` gives `a` the type written after `b`.
-            let annotation = binding.typeAnnotation?.type
+            let annotation =
+                binding.typeAnnotation?.type
                 ?? bindings[index...].lazy.compactMap { $0.typeAnnotation?.type }.first
             guard let annotation else {
                 fail(pattern, .missingTypeAnnotation(name: name))
@@ -78,17 +79,18 @@ struct FieldReader {
                 fail(annotation, .modelNamedLikeGeneratedType(name: typeName))
                 continue
             }
-            fields.append(ModelDescription.Field(
-                identifier: pattern.identifier.trimmed.text,
-                name: name,
-                type: type,
-                mirroredType: type.spellingModel(named: typeName, as: ModelDescription.selfAlias),
-                isOptional: type.isOptional,
-                isFunction: type.isFunction(aliases: members.functionTypeAliases),
-                access: variable.accessLevel,
-                mergeStrategy: mergeStrategy(of: variable),
-                isDeprecated: variable.attributes.isDeprecated
-            ))
+            fields.append(
+                ModelDescription.Field(
+                    identifier: pattern.identifier.trimmed.text,
+                    name: name,
+                    type: type,
+                    mirroredType: type.spellingModel(named: typeName, as: ModelDescription.selfAlias),
+                    isOptional: type.isOptional,
+                    isFunction: type.isFunction(aliases: members.functionTypeAliases),
+                    access: variable.accessLevel,
+                    mergeStrategy: mergeStrategy(of: variable),
+                    isDeprecated: variable.attributes.isDeprecated
+                ))
         }
     }
 
@@ -102,19 +104,26 @@ struct FieldReader {
             return
         }
         // `let` cannot have `willSet`/`didSet`, so there is no obvious edit for an observed `var`.
-        let fixIts = binding.accessorBlock != nil ? [] : [FixIt(
-            message: ImmutableFixIt.replaceVarWithLet,
-            changes: [.replace(
-                oldNode: Syntax(variable.bindingSpecifier),
-                newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
-            )]
-        )]
+        let fixIts =
+            binding.accessorBlock != nil
+            ? []
+            : [
+                FixIt(
+                    message: ImmutableFixIt.replaceVarWithLet,
+                    changes: [
+                        .replace(
+                            oldNode: Syntax(variable.bindingSpecifier),
+                            newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
+                        )
+                    ]
+                )
+            ]
         fail(binding.pattern, .mutableStoredProperty(name: name), fixIts: fixIts)
     }
 
     private mutating func mergeStrategy(of variable: VariableDeclSyntax) -> ModelDescription.MergeStrategy {
         guard let attribute = variable.attributes.attribute(named: "Merge"),
-              let argument = attribute.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
+            let argument = attribute.arguments?.as(LabeledExprListSyntax.self)?.first?.expression
         else { return .standard }
         mergeAttributes.append(attribute)
         if let member = argument.as(MemberAccessExprSyntax.self), member.base == nil {
@@ -127,8 +136,9 @@ struct FieldReader {
             }
         }
         if let call = argument.as(FunctionCallExprSyntax.self),
-           call.calledExpression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "latest",
-           let field = call.arguments.first?.expression.as(StringLiteralExprSyntax.self)?.representedLiteralValue {
+            call.calledExpression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "latest",
+            let field = call.arguments.first?.expression.as(StringLiteralExprSyntax.self)?.representedLiteralValue
+        {
             latestStrategies.append((field, Syntax(call)))
             return .latest(field: field)
         }

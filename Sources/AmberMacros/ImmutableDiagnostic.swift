@@ -52,21 +52,22 @@ enum ImmutableDiagnostic: DiagnosticMessage {
     }
 
     var diagnosticID: MessageID {
-        let id = switch self {
-        case .notAStruct: "notAStruct"
-        case .mutableStoredProperty: "mutableStoredProperty"
-        case .lazyProperty: "lazyProperty"
-        case .propertyWrapper: "propertyWrapper"
-        case .missingTypeAnnotation: "missingTypeAnnotation"
-        case .tuplePattern: "tuplePattern"
-        case .propertyInsideIfConfig: "propertyInsideIfConfig"
-        case .reservedName: "reservedName"
-        case .unknownMergeStrategy: "unknownMergeStrategy"
-        case .unknownLatestField: "unknownLatestField"
-        case .modelNamedLikeGeneratedType: "modelNamedLikeGeneratedType"
-        case .ignoredPropertyNotInitialized: "ignoredPropertyNotInitialized"
-        case .mergeStrategyWithoutMerge: "mergeStrategyWithoutMerge"
-        }
+        let id =
+            switch self {
+            case .notAStruct: "notAStruct"
+            case .mutableStoredProperty: "mutableStoredProperty"
+            case .lazyProperty: "lazyProperty"
+            case .propertyWrapper: "propertyWrapper"
+            case .missingTypeAnnotation: "missingTypeAnnotation"
+            case .tuplePattern: "tuplePattern"
+            case .propertyInsideIfConfig: "propertyInsideIfConfig"
+            case .reservedName: "reservedName"
+            case .unknownMergeStrategy: "unknownMergeStrategy"
+            case .unknownLatestField: "unknownLatestField"
+            case .modelNamedLikeGeneratedType: "modelNamedLikeGeneratedType"
+            case .ignoredPropertyNotInitialized: "ignoredPropertyNotInitialized"
+            case .mergeStrategyWithoutMerge: "mergeStrategyWithoutMerge"
+            }
         return MessageID(domain: "AmberMacros", id: id)
     }
 

@@ -18,7 +18,8 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
             return []
         }
         if let structDecl = declaration.as(StructDeclSyntax.self), structDecl.accessLevel == .private,
-           !context.lexicalContext.isEmpty {
+            !context.lexicalContext.isEmpty
+        {
             let declared = structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? []
             model.conformsToImmutableModel = declared.contains("ImmutableModel")
         }
@@ -36,7 +37,9 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
         guard let model = ModelDescription.read(declaration, attribute: node, diagnose: nil) else { return [] }
         // A private nested type cannot be named at file scope, where extensions go. Its members are
         // generated all the same, and satisfy the conformances that the type declares itself.
-        if declaration.as(StructDeclSyntax.self)?.accessLevel == .private && type.is(MemberTypeSyntax.self) { return [] }
+        if declaration.as(StructDeclSyntax.self)?.accessLevel == .private && type.is(MemberTypeSyntax.self) {
+            return []
+        }
         let requested = Set(protocols.map(\.lastNameComponent))
         var extensions: [ExtensionDeclSyntax] = []
         if requested.contains("ImmutableModel") {

@@ -31,10 +31,12 @@ extension ModelDescription {
     }
 
     private var memberwiseInit: DeclSyntax {
-        let parameters = fields
+        let parameters =
+            fields
             .map { "\($0.name): \($0.parameterType)\($0.isOptional ? " = nil" : "")" }
             .joined(separator: ", ")
-        let assignments = usesStorageWitnesses
+        let assignments =
+            usesStorageWitnesses
             ? "self = Amber._immutableModel(fields: Draft(\(arguments { $0.identifier })))"
             : fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
         return """
@@ -45,7 +47,8 @@ extension ModelDescription {
     }
 
     private func withMethod(_ field: Field) -> DeclSyntax {
-        let body = usesStorageWitnesses
+        let body =
+            usesStorageWitnesses
             ? "updating { $0.\(field.identifier) = \(field.identifier) }"
             : "Self(\(arguments { $0.name == field.name ? $0.identifier : "self.\($0.identifier)" }))"
         return """
@@ -61,7 +64,8 @@ extension ModelDescription {
         let parameters = required.map { "\($0.name): \($0.optionalType) = nil" }.joined(separator: ", ")
         let body: String
         if !usesStorageWitnesses {
-            body = "Self(\(arguments { $0.isOptional ? "self.\($0.identifier)" : "\($0.identifier) ?? self.\($0.identifier)" }))"
+            body =
+                "Self(\(arguments { $0.isOptional ? "self.\($0.identifier)" : "\($0.identifier) ?? self.\($0.identifier)" }))"
         } else if required.isEmpty {
             body = "self"
         } else {
@@ -94,8 +98,10 @@ extension ModelDescription {
     }
 
     private var draftStruct: DeclSyntax {
-        let properties = fields.map { "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.mirroredType.trimmedDescription)" }
-            .joined(separator: "\n")
+        let properties = fields.map {
+            "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.mirroredType.trimmedDescription)"
+        }
+        .joined(separator: "\n")
         let parameters = fields.map {
             "\($0.name): \($0.isFunction ? "@escaping \($0.mirroredType.unparenthesized.trimmedDescription)" : $0.mirroredType.trimmedDescription)"
         }.joined(separator: ", ")
@@ -155,7 +161,8 @@ extension ModelDescription {
         let alias = Self.selfAlias
         let properties = fields.map { "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.partialType) = nil" }
             .joined(separator: "\n")
-        let copies = (usesStorageWitnesses ? ["let value = Amber._immutableFields(of: value)"] : [])
+        let copies =
+            (usesStorageWitnesses ? ["let value = Amber._immutableFields(of: value)"] : [])
             + fields.map { "self.\($0.identifier) = value.\($0.identifier)" }
         let copying = copies.joined(separator: "\n")
         let required = fields.filter { !$0.isOptional }
@@ -164,7 +171,8 @@ extension ModelDescription {
             completion = "return \(alias)(\(arguments { "self.\($0.identifier)" }))"
         } else {
             let bindings = required.map { "let \($0.identifier) = self.\($0.identifier)" }.joined(separator: ", ")
-            let checks = required
+            let checks =
+                required
                 .map { "if self.\($0.identifier) == nil { missingFields.append(\"\($0.name)\") }" }
                 .joined(separator: "\n")
             completion = """
@@ -209,13 +217,18 @@ extension ModelDescription {
     }
 
     private var mergeMethod: DeclSyntax {
-        let reads = usesStorageWitnesses ? """
+        let reads =
+            usesStorageWitnesses
+            ? """
             let base = Amber._immutableFields(of: base)
             let mine = Amber._immutableFields(of: mine)
             let theirs = Amber._immutableFields(of: theirs)
 
             """ : ""
-        let body = fields.isEmpty ? "Amber.MergeResult(value: mine, conflicts: [])" : """
+        let body =
+            fields.isEmpty
+            ? "Amber.MergeResult(value: mine, conflicts: [])"
+            : """
             \(reads)var conflicts: [String] = []
             let value = Self(
             \(fields.map(mergedArgument).joined(separator: ",\n"))
@@ -236,10 +249,12 @@ extension ModelDescription {
     private var deprecatedFieldWitnesses: [DeclSyntax] {
         // An initializer the user wrote may set more than the fields (`@ImmutableIgnored` ones):
         // go through it. The generated one comes here itself, so this one stores the fields.
-        let storingFields = hasMemberwiseInit
+        let storingFields =
+            hasMemberwiseInit
             ? "self.init(\(arguments { "fields.\($0.identifier)" }))"
             : fields.map { "self.\($0.identifier) = fields.\($0.identifier)" }.joined(separator: "\n")
-        let message = "@available(*, deprecated, message: \"reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()\")"
+        let message =
+            "@available(*, deprecated, message: \"reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()\")"
         return [
             """
             \(raw: message)
@@ -258,15 +273,16 @@ extension ModelDescription {
 
     private func mergedArgument(_ field: Field) -> String {
         let sides = "base: base.\(field.identifier), mine: mine.\(field.identifier), theirs: theirs.\(field.identifier)"
-        let call = switch field.mergeStrategy {
-        case .standard: "Amber._mergeField(\"\(field.name)\", \(sides), conflicts: &conflicts)"
-        case .union: "Amber._mergeUnion(\(sides))"
-        case .counter: "Amber._mergeCounter(\(sides))"
-        case .mine: "Amber._mergePreferring(\(sides), mineWins: true)"
-        case .theirs: "Amber._mergePreferring(\(sides), mineWins: false)"
-        case .latest(let by):
-            "Amber._mergePreferring(\(sides), mineWins: mine.\(fields.first { $0.name == by }?.identifier ?? by) >= theirs.\(fields.first { $0.name == by }?.identifier ?? by))"
-        }
+        let call =
+            switch field.mergeStrategy {
+            case .standard: "Amber._mergeField(\"\(field.name)\", \(sides), conflicts: &conflicts)"
+            case .union: "Amber._mergeUnion(\(sides))"
+            case .counter: "Amber._mergeCounter(\(sides))"
+            case .mine: "Amber._mergePreferring(\(sides), mineWins: true)"
+            case .theirs: "Amber._mergePreferring(\(sides), mineWins: false)"
+            case .latest(let by):
+                "Amber._mergePreferring(\(sides), mineWins: mine.\(fields.first { $0.name == by }?.identifier ?? by) >= theirs.\(fields.first { $0.name == by }?.identifier ?? by))"
+            }
         return "\(field.name): \(call)"
     }
 }

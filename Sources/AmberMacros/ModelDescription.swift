@@ -111,7 +111,8 @@ struct ModelDescription {
         var mirrored: [String] = []
         if declared.contains("Sendable") {
             // The user vouched for the fields; the mirrors hold the same fields.
-            let unchecked = structDecl.inheritanceClause?.inheritedTypes
+            let unchecked =
+                structDecl.inheritanceClause?.inheritedTypes
                 .contains { $0.type.trimmedDescription.hasPrefix("@unchecked") } ?? false
             mirrored.append(unchecked ? "@unchecked Sendable" : "Sendable")
         }

@@ -11,7 +11,8 @@ extension AttributeListSyntax {
     var isDeprecated: Bool {
         contains { element in
             guard let attribute = element.as(AttributeSyntax.self),
-                  attribute.attributeName.lastNameComponent == "available" else { return false }
+                attribute.attributeName.lastNameComponent == "available"
+            else { return false }
             return attribute.arguments?.tokens(viewMode: .sourceAccurate).contains { $0.text == "deprecated" } ?? false
         }
     }
@@ -23,7 +24,10 @@ extension AttributeListSyntax {
 
     /// The first attribute that can only be a property wrapper: not a compiler attribute, not `@Merge`.
     var propertyWrapperName: String? {
-        let known: Set = ["available", "Merge", "ImmutableIgnored", "MainActor", "preconcurrency", "objc", "nonobjc", "inlinable", "usableFromInline"]
+        let known: Set = [
+            "available", "Merge", "ImmutableIgnored", "MainActor", "preconcurrency", "objc", "nonobjc", "inlinable",
+            "usableFromInline",
+        ]
         return lazy.compactMap { $0.as(AttributeSyntax.self)?.attributeName.lastNameComponent }
             .first { !known.contains($0) }
     }
@@ -33,8 +37,8 @@ extension AttributeSyntax {
     /// The value of `mergeable:` in `@Immutable(mergeable: true)`, when given as a literal.
     var mergeableArgument: Bool? {
         guard let arguments = arguments?.as(LabeledExprListSyntax.self),
-              let argument = arguments.first(where: { $0.label?.text == "mergeable" }),
-              let literal = argument.expression.as(BooleanLiteralExprSyntax.self)
+            let argument = arguments.first(where: { $0.label?.text == "mergeable" }),
+            let literal = argument.expression.as(BooleanLiteralExprSyntax.self)
         else { return nil }
         return literal.literal.tokenKind == .keyword(.true)
     }
@@ -50,7 +54,8 @@ extension PatternBindingSyntax {
             return false
         case .accessors(let accessors):
             return accessors.allSatisfy {
-                $0.accessorSpecifier.tokenKind == .keyword(.willSet) || $0.accessorSpecifier.tokenKind == .keyword(.didSet)
+                $0.accessorSpecifier.tokenKind == .keyword(.willSet)
+                    || $0.accessorSpecifier.tokenKind == .keyword(.didSet)
             }
         }
     }
@@ -68,12 +73,13 @@ extension MemberBlockItemListSyntax {
 
     /// Names of typealiases in the struct that stand for function types.
     var functionTypeAliases: Set<String> {
-        Set(compactMap { member -> String? in
-            guard let alias = member.decl.as(TypeAliasDeclSyntax.self),
-                  alias.initializer.value.isFunction(aliases: [])
-            else { return nil }
-            return alias.name.text
-        })
+        Set(
+            compactMap { member -> String? in
+                guard let alias = member.decl.as(TypeAliasDeclSyntax.self),
+                    alias.initializer.value.isFunction(aliases: [])
+                else { return nil }
+                return alias.name.text
+            })
     }
 
     /// Whether `==`/`hash(into:)` and `init(from:)`/`encode(to:)` are written by hand: then the
@@ -88,7 +94,8 @@ extension MemberBlockItemListSyntax {
                 if name == "encode" { coding = true }
             }
             if let initializer = member.decl.as(InitializerDeclSyntax.self),
-               initializer.signature.parameterClause.parameters.first?.firstName.text == "from" {
+                initializer.signature.parameterClause.parameters.first?.firstName.text == "from"
+            {
                 coding = true
             }
         }
@@ -97,7 +104,10 @@ extension MemberBlockItemListSyntax {
 
     /// The struct's `CodingKeys` enum with only the cases that name fields, and whether it names them all.
     func codingKeys(for fields: [ModelDescription.Field]) -> (declaration: DeclSyntax, coversEveryField: Bool)? {
-        guard let keys = lazy.compactMap({ $0.decl.as(EnumDeclSyntax.self) }).first(where: { $0.name.text == "CodingKeys" })
+        guard
+            let keys = lazy.compactMap({ $0.decl.as(EnumDeclSyntax.self) }).first(where: {
+                $0.name.text == "CodingKeys"
+            })
         else { return nil }
         let fieldNames = Set(fields.map(\.name))
         let cases = keys.memberBlock.members
@@ -130,7 +140,8 @@ extension TypeSyntax {
     /// The type without redundant parentheses around it: `() -> Void` for `(() -> Void)`.
     var unparenthesized: TypeSyntax {
         if let tuple = self.as(TupleTypeSyntax.self), tuple.elements.count == 1,
-           let only = tuple.elements.first, only.firstName == nil, only.ellipsis == nil {
+            let only = tuple.elements.first, only.firstName == nil, only.ellipsis == nil
+        {
             return only.type.unparenthesized
         }
         return self
@@ -140,7 +151,9 @@ extension TypeSyntax {
     /// or as one of `aliases`.
     func isFunction(aliases: Set<String>) -> Bool {
         let type = unparenthesized
-        if let attributed = type.as(AttributedTypeSyntax.self) { return attributed.baseType.isFunction(aliases: aliases) }
+        if let attributed = type.as(AttributedTypeSyntax.self) {
+            return attributed.baseType.isFunction(aliases: aliases)
+        }
         if let identifier = type.as(IdentifierTypeSyntax.self) {
             return identifier.genericArgumentClause == nil && aliases.contains(identifier.name.text)
         }
@@ -149,7 +162,8 @@ extension TypeSyntax {
 
     /// `T?` for this type `T`, in parentheses where `?` would bind to part of it.
     var optionalSpelling: String {
-        let simple = self.is(IdentifierTypeSyntax.self) || self.is(MemberTypeSyntax.self)
+        let simple =
+            self.is(IdentifierTypeSyntax.self) || self.is(MemberTypeSyntax.self)
             || self.is(ArrayTypeSyntax.self) || self.is(DictionaryTypeSyntax.self)
             || self.is(TupleTypeSyntax.self) || self.is(OptionalTypeSyntax.self)
         return simple ? "\(trimmedDescription)?" : "(\(trimmedDescription))?"
@@ -195,9 +209,12 @@ private final class ModelNameRewriter: SyntaxRewriter {
 
     override func visit(_ node: IdentifierTypeSyntax) -> TypeSyntax {
         guard node.genericArgumentClause == nil,
-              node.name.tokenKind == .keyword(.Self) || node.name.text == typeName
+            node.name.tokenKind == .keyword(.Self) || node.name.text == typeName
         else { return super.visit(node) }
-        return TypeSyntax(node.with(\.name, .identifier(alias, leadingTrivia: node.name.leadingTrivia, trailingTrivia: node.name.trailingTrivia)))
+        return TypeSyntax(
+            node.with(
+                \.name,
+                .identifier(alias, leadingTrivia: node.name.leadingTrivia, trailingTrivia: node.name.trailingTrivia)))
     }
 
     override func visit(_ node: MemberTypeSyntax) -> TypeSyntax {

@@ -40,7 +40,7 @@ import GRDB
 ///
 /// While another process writes, a write waits for it: up to 10 seconds, or up to 1 second when
 /// made on the main actor, so the UI never freezes for long. A write that cannot start in that
-/// time throws ``StoreError/writeFailed(path:key:reason:)`` (SQLite's "database is locked") and
+/// time throws `StoreError.writeFailed` (SQLite's "database is locked") and
 /// changes nothing; the app may retry it.
 ///
 /// A store's transaction body or update transform runs inside that SQLite transaction: writing
@@ -68,7 +68,7 @@ public final class SQLiteStorage: StoreStorage {
 
     /// Opens the database file at `path`, creating it (and its directory) when absent.
     ///
-    /// - Throws: ``StoreError/unreadableStorage(path:reason:)`` when the file is not an SQLite
+    /// - Throws: `StoreError.unreadableStorage` when the file is not an SQLite
     ///   database, belongs to another application, or has a newer schema; the file is not changed.
     public init(path: String) throws {
         self.path = path
@@ -119,21 +119,22 @@ public final class SQLiteStorage: StoreStorage {
             }
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.inTransaction {
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS amber_meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
-                    INSERT OR IGNORE INTO amber_meta (name, value) VALUES ('schema', \(schemaVersion));
-                    UPDATE amber_meta SET value = \(schemaVersion) WHERE name = 'schema' AND value < \(schemaVersion);
-                    CREATE TABLE IF NOT EXISTS amber_records (
-                        key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
-                        sequence INTEGER NOT NULL, value TEXT NOT NULL,
-                        PRIMARY KEY (key, id)) WITHOUT ROWID;
-                    CREATE INDEX IF NOT EXISTS amber_records_position ON amber_records (key, position);
-                    CREATE INDEX IF NOT EXISTS amber_records_sequence ON amber_records (key, sequence);
-                    CREATE TABLE IF NOT EXISTS amber_deletions (
-                        key TEXT NOT NULL, id TEXT NOT NULL, sequence INTEGER NOT NULL,
-                        PRIMARY KEY (key, id)) WITHOUT ROWID;
-                    CREATE INDEX IF NOT EXISTS amber_deletions_sequence ON amber_deletions (key, sequence);
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS amber_meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+                        INSERT OR IGNORE INTO amber_meta (name, value) VALUES ('schema', \(schemaVersion));
+                        UPDATE amber_meta SET value = \(schemaVersion) WHERE name = 'schema' AND value < \(schemaVersion);
+                        CREATE TABLE IF NOT EXISTS amber_records (
+                            key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
+                            sequence INTEGER NOT NULL, value TEXT NOT NULL,
+                            PRIMARY KEY (key, id)) WITHOUT ROWID;
+                        CREATE INDEX IF NOT EXISTS amber_records_position ON amber_records (key, position);
+                        CREATE INDEX IF NOT EXISTS amber_records_sequence ON amber_records (key, sequence);
+                        CREATE TABLE IF NOT EXISTS amber_deletions (
+                            key TEXT NOT NULL, id TEXT NOT NULL, sequence INTEGER NOT NULL,
+                            PRIMARY KEY (key, id)) WITHOUT ROWID;
+                        CREATE INDEX IF NOT EXISTS amber_deletions_sequence ON amber_deletions (key, sequence);
+                        """)
                 return .commit
             }
         }
@@ -146,7 +147,8 @@ public final class SQLiteStorage: StoreStorage {
     private static func headerProblem(path: String) -> String? {
         // With a write-ahead log beside it, the main file may legitimately lag its header
         // (a checkpoint interrupted midway): leave the judgement to SQLite then.
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)??.intValue ?? 0
+        let walSize =
+            (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)??.intValue ?? 0
         guard walSize == 0, let file = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? file.close() }
         guard let header = try? file.read(upToCount: 100), header.count == 100,
@@ -182,7 +184,8 @@ public final class SQLiteStorage: StoreStorage {
     static func reason(_ error: any Error) -> StoreError.Cause {
         if let error = error as? DatabaseError {
             return .init(
-                "\(error.message ?? "SQLite error") (SQLite error \(error.extendedResultCode.rawValue))", underlyingError: error)
+                "\(error.message ?? "SQLite error") (SQLite error \(error.extendedResultCode.rawValue))",
+                underlyingError: error)
         }
         return .init("\(error)", underlyingError: error)
     }

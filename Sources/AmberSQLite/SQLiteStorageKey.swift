@@ -52,24 +52,26 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
                 try storage.withWriteTimeout(db, short: onMainActor) {
                     // One immediate transaction: from reading other writers' changes to writing
                     // ours, no other connection can commit.
-                    try db.inTransaction(.immediate) { try WriterThreads.writing(storage.path) {
-                        let current = try self.sequence(db)
-                        let external = try self.changes(db, current: current)
-                        let context = SQLiteWriteContext(database: db, key: key)
-                        let batch: StorageBatch
-                        do {
-                            batch = try SQLiteWriteContext.with(context, path: storage.path) { try body(external) }
-                        } catch {
-                            bodyError = error
-                            throw error
+                    try db.inTransaction(.immediate) {
+                        try WriterThreads.writing(storage.path) {
+                            let current = try self.sequence(db)
+                            let external = try self.changes(db, current: current)
+                            let context = SQLiteWriteContext(database: db, key: key)
+                            let batch: StorageBatch
+                            do {
+                                batch = try SQLiteWriteContext.with(context, path: storage.path) { try body(external) }
+                            } catch {
+                                bodyError = error
+                                throw error
+                            }
+                            if !batch.isEmpty {
+                                try self.write(batch, sequence: current + 1, db)
+                                written = current + 1
+                            }
+                            try context.runAfterRecords()
+                            return .commit
                         }
-                        if !batch.isEmpty {
-                            try self.write(batch, sequence: current + 1, db)
-                            written = current + 1
-                        }
-                        try context.runAfterRecords()
-                        return .commit
-                    } }
+                    }
                 }
             }
             // Only once committed: a failed commit must not hide other writers' changes.
@@ -93,14 +95,16 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
             }
         }
         if !batch.upserts.isEmpty {
-            var position = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT MAX(position) FROM amber_records WHERE key = ?"),
-                arguments: [key]) ?? 0
+            var position =
+                try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT MAX(position) FROM amber_records WHERE key = ?"),
+                    arguments: [key]) ?? 0
             // An existing record keeps its position: the conflict clause leaves it alone.
-            let upsert = try db.cachedStatement(sql: """
-                INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
-                """)
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
+                    """)
             for record in batch.upserts {
                 position += 1
                 try upsert.execute(arguments: [
@@ -143,9 +147,10 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
         let since = lastSequence.withLock { $0 }
         guard current > since else { return nil }
         defer { lastSequence.withLock { $0 = current } }
-        let horizon = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT value FROM amber_meta WHERE name = ?"),
-            arguments: [SQLiteStorage.horizonName(key)]) ?? 0
+        let horizon =
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT value FROM amber_meta WHERE name = ?"),
+                arguments: [SQLiteStorage.horizonName(key)]) ?? 0
         if since < horizon { return .snapshot(try allRecords(db)) }
         let deletions = try String.fetchAll(
             db.cachedStatement(sql: "SELECT id FROM amber_deletions WHERE key = ? AND sequence > ?"),
@@ -168,11 +173,12 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
 
     /// The highest sequence number of this key, from the tails of two indexes.
     private func sequence(_ db: Database) throws -> Int64 {
-        let statement = try db.cachedStatement(sql: """
-            SELECT MAX(sequence) FROM (
-                SELECT MAX(sequence) AS sequence FROM amber_records WHERE key = ?
-                UNION ALL SELECT MAX(sequence) FROM amber_deletions WHERE key = ?)
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT MAX(sequence) FROM (
+                    SELECT MAX(sequence) AS sequence FROM amber_records WHERE key = ?
+                    UNION ALL SELECT MAX(sequence) FROM amber_deletions WHERE key = ?)
+                """)
         return try Int64.fetchOne(statement, arguments: [key, key]) ?? 0
     }
 }

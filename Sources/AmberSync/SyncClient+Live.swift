@@ -58,7 +58,8 @@ struct LiveSync: Sendable {
                 delay = 0.5
             } catch {
                 if Task.isCancelled { return }
-                events.emit(error.kind == .offline ? .offline(reason: error.message) : .failed(reason: error.description))
+                events.emit(
+                    error.kind == .offline ? .offline(reason: error.message) : .failed(reason: error.description))
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
                 delay = min(delay * 2, Self.longestRetryDelay)
                 continue
@@ -119,7 +120,8 @@ final class WakeUp: @unchecked Sendable {
 
 /// Hands ``SyncEvent``s to every subscriber.
 final class EventHub: Sendable {
-    private let subscribers = LockedValue<(next: Int, continuations: [Int: AsyncStream<SyncEvent>.Continuation])>((0, [:]))
+    private let subscribers = LockedValue<(next: Int, continuations: [Int: AsyncStream<SyncEvent>.Continuation])>(
+        (0, [:]))
 
     func subscribe() -> AsyncStream<SyncEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)

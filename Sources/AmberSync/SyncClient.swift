@@ -32,7 +32,7 @@ import GRDB
 /// A client only ever sends the fields it changed, so a field that a newer app version added is
 /// never erased by an older one.
 ///
-/// What a sync brings into a store is one transaction of origin ``StoreChange/Origin/sync``:
+/// What a sync brings into a store is one transaction of origin `StoreChange.Origin.sync`:
 /// observers, `observable(id:)` values and open editors react as to any write. Sync runs off
 /// the main actor.
 public final class SyncClient: Sendable {
@@ -87,9 +87,11 @@ public final class SyncClient: Sendable {
 
     /// Syncs `store` as the collection named by its key, resolving conflicts with `resolve`.
     ///
-    /// - Parameter resolve: Given the value both sides last agreed on (`nil` when they never
-    ///   did), the local value and the server's, returns the value to keep. It runs off the main
-    ///   actor, inside the store's write.
+    /// - Parameters:
+    ///   - store: A store opened on this client's storage file.
+    ///   - resolve: Given the value both sides last agreed on (`nil` when they never did), the
+    ///     local value and the server's, returns the value to keep. It runs off the main actor,
+    ///     inside the store's write.
     /// - Throws: ``SyncError`` of kind ``SyncError/Kind/misuse`` when the store is not on this
     ///   client's storage file, or its key is not a valid collection name.
     public func add<Value>(
@@ -106,7 +108,8 @@ public final class SyncClient: Sendable {
             throw SyncError(.misuse, "the store is not on \(storage.path), this client's storage")
         }
         guard SyncLimits.isValidCollection(location.key) else {
-            throw SyncError(.misuse, "the key \(location.key) is not a collection name sync accepts ([A-Za-z0-9_.-], 1 to 64)")
+            throw SyncError(
+                .misuse, "the key \(location.key) is not a collection name sync accepts ([A-Za-z0-9_.-], 1 to 64)")
         }
         let collection = TypedCollection(store: store, key: location.key, path: storage.path, resolve: resolve)
         do {
@@ -139,12 +142,14 @@ public final class SyncClient: Sendable {
     public var pendingCount: Int {
         let keys = collections.withLock { Array($0.keys) }
         guard !keys.isEmpty else { return 0 }
-        return (try? storage.database.read { db in
-            try Int.fetchOne(
-                db,
-                sql: "SELECT COUNT(*) FROM amber_sync_pending WHERE key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))",
-                arguments: StatementArguments(keys))
-        }) ?? 0
+        return
+            (try? storage.database.read { db in
+                try Int.fetchOne(
+                    db,
+                    sql:
+                        "SELECT COUNT(*) FROM amber_sync_pending WHERE key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))",
+                    arguments: StatementArguments(keys))
+            }) ?? 0
     }
 
     /// What the client is doing from now on, for a UI: syncing, synced, offline, failed.

@@ -22,7 +22,10 @@ actor SyncEngine {
     /// Push rounds per sync: a merge makes a record pending again, to be pushed in the next round.
     static let pushRounds = 4
 
-    init(storage: SQLiteStorage, transport: SyncTransport, clientID: String, collections: LockedValue<[String: any SyncedCollection]>) {
+    init(
+        storage: SQLiteStorage, transport: SyncTransport, clientID: String,
+        collections: LockedValue<[String: any SyncedCollection]>
+    ) {
         self.storage = storage
         self.transport = transport
         self.clientID = clientID
@@ -84,7 +87,8 @@ actor SyncEngine {
     private func nextBatch() throws(SyncError) -> [Mutation] {
         let collections = collections.withLock { $0 }
         return try database { db in
-            let unanswered = try Row.fetchAll(db, sql: "SELECT collection, body FROM amber_sync_outbox ORDER BY mutation_id")
+            let unanswered = try Row.fetchAll(
+                db, sql: "SELECT collection, body FROM amber_sync_outbox ORDER BY mutation_id")
             if !unanswered.isEmpty {
                 return try unanswered.map { row in
                     let collection: String = row[0]
@@ -164,7 +168,9 @@ actor SyncEngine {
         try await pullPages(from: start, into: &report, seen: &seen)
     }
 
-    private func pull(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]) async throws(SyncError) {
+    private func pull(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>])
+        async throws(SyncError)
+    {
         var collected: [String: Set<String>]? = [:]
         try await pullPages(from: start, into: &report, seen: &collected)
         seen = collected ?? [:]
@@ -181,12 +187,15 @@ actor SyncEngine {
             let gone = known.filter { !(seen[key]?.contains($0.id) ?? false) }
             guard !gone.isEmpty else { continue }
             report.pulled += gone.count
-            report.merged += try apply(gone.map { ServerState(id: $0.id, version: $0.version + 1, value: nil) }, to: key)
+            report.merged += try apply(
+                gone.map { ServerState(id: $0.id, version: $0.version + 1, value: nil) }, to: key)
         }
     }
 
     /// Pulls pages from `start` until caught up, applying them; collects the ids listed in `seen`.
-    private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?) async throws(SyncError) {
+    private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?)
+        async throws(SyncError)
+    {
         var cursor = start
         while true {
             let page = try await transport.pull(cursor: cursor)
@@ -195,7 +204,9 @@ actor SyncEngine {
             var order: [String] = []
             for change in page.changes {
                 guard change.version > cursor else {
-                    throw SyncError(.protocolViolation, "the pull answered a change at version \(change.version), not after \(cursor)")
+                    throw SyncError(
+                        .protocolViolation,
+                        "the pull answered a change at version \(change.version), not after \(cursor)")
                 }
                 if states[change.collection] == nil { order.append(change.collection) }
                 states[change.collection, default: []].append(

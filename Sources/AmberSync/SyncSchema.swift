@@ -17,29 +17,30 @@ import GRDB
 /// SQLite replaces that conflict clause by the outer statement's (the store's upsert), which fails.
 enum SyncSchema {
     static func prepare(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS amber_sync_meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS amber_sync_collections (key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS amber_sync_pending (
-                key TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (key, id)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS amber_sync_base (
-                key TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, value TEXT,
-                PRIMARY KEY (key, id)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS amber_sync_outbox (
-                mutation_id INTEGER PRIMARY KEY NOT NULL, collection TEXT NOT NULL, body TEXT NOT NULL);
-            CREATE TRIGGER IF NOT EXISTS amber_sync_mark_insert AFTER INSERT ON amber_records
-                WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
-                BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
-                    WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
-            CREATE TRIGGER IF NOT EXISTS amber_sync_mark_update AFTER UPDATE OF value ON amber_records
-                WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
-                BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
-                    WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
-            CREATE TRIGGER IF NOT EXISTS amber_sync_mark_delete AFTER DELETE ON amber_records
-                WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = OLD.key)
-                BEGIN INSERT INTO amber_sync_pending (key, id) SELECT OLD.key, OLD.id
-                    WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = OLD.key AND id = OLD.id); END;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS amber_sync_meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS amber_sync_collections (key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS amber_sync_pending (
+                    key TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (key, id)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS amber_sync_base (
+                    key TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, value TEXT,
+                    PRIMARY KEY (key, id)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS amber_sync_outbox (
+                    mutation_id INTEGER PRIMARY KEY NOT NULL, collection TEXT NOT NULL, body TEXT NOT NULL);
+                CREATE TRIGGER IF NOT EXISTS amber_sync_mark_insert AFTER INSERT ON amber_records
+                    WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
+                    BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
+                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
+                CREATE TRIGGER IF NOT EXISTS amber_sync_mark_update AFTER UPDATE OF value ON amber_records
+                    WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
+                    BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
+                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
+                CREATE TRIGGER IF NOT EXISTS amber_sync_mark_delete AFTER DELETE ON amber_records
+                    WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = OLD.key)
+                    BEGIN INSERT INTO amber_sync_pending (key, id) SELECT OLD.key, OLD.id
+                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = OLD.key AND id = OLD.id); END;
+                """)
     }
 
     // MARK: Meta
@@ -126,7 +127,9 @@ enum SyncSchema {
     }
 
     static func deleteOutbox(_ db: Database, mutationID: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id = ?").execute(arguments: [mutationID])
+        try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id = ?").execute(arguments: [
+            mutationID
+        ])
     }
 }
 

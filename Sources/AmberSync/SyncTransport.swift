@@ -2,7 +2,7 @@ import AmberSyncProtocol
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The wire protocol over HTTP, with `URLSession`.
@@ -37,12 +37,15 @@ struct SyncTransport: Sendable {
         return response
     }
 
-    func pull(cursor: Int64, limit: Int = SyncLimits.defaultPullLimit, wait: Int = 0) async throws(SyncError) -> PullResponse {
+    func pull(cursor: Int64, limit: Int = SyncLimits.defaultPullLimit, wait: Int = 0) async throws(SyncError)
+        -> PullResponse
+    {
         var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
-        components?.queryItems = [
-            URLQueryItem(name: "cursor", value: String(cursor)),
-            URLQueryItem(name: "limit", value: String(limit)),
-        ] + (wait > 0 ? [URLQueryItem(name: "wait", value: String(wait))] : [])
+        components?.queryItems =
+            [
+                URLQueryItem(name: "cursor", value: String(cursor)),
+                URLQueryItem(name: "limit", value: String(limit)),
+            ] + (wait > 0 ? [URLQueryItem(name: "wait", value: String(wait))] : [])
         guard let url = components?.url else {
             throw SyncError(.misuse, "\(server) is not a server address this client can use")
         }
@@ -60,7 +63,8 @@ struct SyncTransport: Sendable {
             throw SyncError(.protocolViolation, "not an HTTP answer")
         }
         guard status == 200 else {
-            let message = (try? JSONDecoder().decode(ErrorResponse.self, from: data))?.error
+            let message =
+                (try? JSONDecoder().decode(ErrorResponse.self, from: data))?.error
                 ?? String(decoding: data.prefix(200), as: UTF8.self)
             if status == 401 { throw SyncError(.unauthorized, message) }
             throw SyncError(.server(status: status), message)
@@ -68,7 +72,9 @@ struct SyncTransport: Sendable {
         do {
             return try JSONDecoder().decode(Response.self, from: data)
         } catch {
-            throw SyncError(.protocolViolation, "cannot read the answer to \(request.url?.path ?? ""): \(error)", underlyingError: error)
+            throw SyncError(
+                .protocolViolation, "cannot read the answer to \(request.url?.path ?? ""): \(error)",
+                underlyingError: error)
         }
     }
 

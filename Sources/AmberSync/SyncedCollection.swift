@@ -47,7 +47,8 @@ protocol SyncedCollection: Sendable {
 final class TypedCollection<Value: Identifiable & Sendable & Codable>: SyncedCollection
 where Value.ID: Sendable & Codable {
     /// Returns the value to keep and the fields in conflict, or `nil` for "compare the JSON".
-    typealias Resolve = @Sendable (_ base: Value?, _ mine: Value, _ theirs: Value) -> (value: Value, conflicts: [String]?)
+    typealias Resolve =
+        @Sendable (_ base: Value?, _ mine: Value, _ theirs: Value) -> (value: Value, conflicts: [String]?)
 
     let key: String
     let path: String
@@ -132,8 +133,10 @@ where Value.ID: Sendable & Codable {
                     case (let mine?, let theirs?):
                         let merged = resolve(agreed.flatMap(decode), mine, theirs)
                         result = merged.value
-                        let fields = try merged.conflicts ?? Self.conflictingKeys(
-                            base: agreed, mine: mineObject ?? [:], theirs: try encode(theirs))
+                        let fields =
+                            try merged.conflicts
+                            ?? Self.conflictingKeys(
+                                base: agreed, mine: mineObject ?? [:], theirs: try encode(theirs))
                         if !fields.isEmpty {
                             conflicts.append(SyncConflict(collection: key, id: state.id, fields: fields))
                         }

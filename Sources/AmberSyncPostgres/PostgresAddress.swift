@@ -14,7 +14,7 @@ struct PostgresAddress: Sendable {
 
     /// Parses `url`.
     ///
-    /// - Throws: ``SyncServerError/invalidDatabaseURL(_:reason:)`` naming what is missing or wrong.
+    /// - Throws: `SyncServerError.invalidDatabaseURL(_:reason:)` naming what is missing or wrong.
     init(_ url: String) throws {
         func invalid(_ reason: String) -> SyncServerError {
             .invalidDatabaseURL(Self.redact(url), reason: reason)

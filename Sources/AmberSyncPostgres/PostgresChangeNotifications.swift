@@ -10,7 +10,7 @@ import PostgresNIO
 ///   commit). One push at a time sends; pushes that commit while it does only queue their user,
 ///   and the sending push sends them all in its next notification.
 /// - **Listening.** One pooled connection stays in `LISTEN` and wakes the pulls waiting in this
-///   process through the ``ChangeNotifier``. Notifications this process sent itself are skipped:
+///   process through the `ChangeNotifier`. Notifications this process sent itself are skipped:
 ///   the HTTP layer already woke its own pulls.
 /// - **Fallback.** A notification is lost when the listening connection drops. Every
 ///   ``PostgresSyncDatabase/fallbackPollInterval``, and right after the connection comes back,

@@ -12,9 +12,9 @@ extension PostgresSyncDatabase {
     /// - Parameters:
     ///   - user: The user whose records to read.
     ///   - cursor: The last version the client has seen; 0 for everything.
-    ///   - limit: The most changes to return; values above ``SyncLimits/maximumPullLimit`` count as it.
+    ///   - limit: The most changes to return; values above `SyncLimits.maximumPullLimit` count as it.
     /// - Returns: The changes, the next cursor and whether more changes follow.
-    /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when deletions after
+    /// - Throws: `SyncServerError.cursorExpired(cursor:prunedThrough:)` when deletions after
     ///   `cursor` were pruned.
     public func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
         let limit = min(max(limit, 1), SyncLimits.maximumPullLimit)
@@ -34,7 +34,8 @@ extension PostgresSyncDatabase {
         var changes: [RecordChange] = []
         changes.reserveCapacity(min(rows.count, limit))
         for row in rows {
-            let (pruned, collection, id, version, value) = try row.decode((Int64, String?, String?, Int64?, String?).self)
+            let (pruned, collection, id, version, value) = try row.decode(
+                (Int64, String?, String?, Int64?, String?).self)
             prunedVersion = pruned
             guard let collection, let id, let version, changes.count < limit else { continue }
             changes.append(

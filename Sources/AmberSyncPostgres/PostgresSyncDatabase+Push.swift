@@ -8,22 +8,23 @@ extension PostgresSyncDatabase {
     ///
     /// A batch of any size costs the same round trips: the lock on the counter row; one query
     /// that reads the stored answers and the current records; the decisions, made in memory by
-    /// ``MutationResolver``; and one statement that writes records, answers and the counter.
+    /// `MutationResolver`; and one statement that writes records, answers and the counter.
     ///
     /// - Parameters:
     ///   - mutations: Mutations with increasing ids.
     ///   - clientID: The client that sends them.
     ///   - user: The user whose records they change.
     /// - Returns: One result per mutation, in the same order.
-    /// - Throws: ``SyncServerError/invalidRequest(_:)`` for invalid mutations, changing nothing.
+    /// - Throws: `SyncServerError.invalidRequest(_:)` for invalid mutations, changing nothing.
     public func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
         try PushValidation.validate(mutations, clientID: clientID)
         guard let smallestID = mutations.first?.mutationID else { return [] }
         let logger = self.logger
         let notifications = self.notifications
-        return try await transaction(afterCommit: { connection, applied in
+        let announce: (PostgresConnection, Bool) async -> Void = { connection, applied in
             if applied { await notifications.announce(userID: user.id, on: connection) }
-        }) { connection in
+        }
+        return try await transaction(afterCommit: announce) { connection in
             // Holding the row until commit makes this user's versions commit in order. It is its
             // own statement so that the reads after it see what the previous holder committed.
             let versionRows = try await connection.query(

@@ -67,7 +67,7 @@ extension PostgresSyncDatabase {
     ///
     /// Several processes may call it at once: they take turns, and only the first changes anything.
     ///
-    /// - Throws: ``SyncServerError/schemaTooNew(path:found:supported:)`` when a newer server wrote
+    /// - Throws: `SyncServerError.schemaTooNew(path:found:supported:)` when a newer server wrote
     ///   the database, leaving it untouched.
     public func migrate() async throws {
         let location = self.location
@@ -110,9 +110,10 @@ extension PostgresSyncDatabase {
 
     /// The database's schema version, 0 when it has no Amber tables.
     private static func foundSchemaVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
-        let exists = try await connection.query(
-            "SELECT to_regclass('amber_sync_schema') IS NOT NULL", logger: logger
-        ).collect().first?.decode(Bool.self) ?? false
+        let exists =
+            try await connection.query(
+                "SELECT to_regclass('amber_sync_schema') IS NOT NULL", logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
         guard exists else { return 0 }
         let rows = try await connection.query("SELECT version FROM amber_sync_schema", logger: logger).collect()
         return try rows.first?.decode(Int.self) ?? 0

@@ -6,7 +6,7 @@ extension PostgresSyncDatabase {
     ///
     /// - Parameter name: A unique name, 1 to 256 bytes without control characters.
     /// - Returns: The new bearer token; only its hash is stored.
-    /// - Throws: ``SyncServerError/userExists(_:)`` or ``SyncServerError/invalidUserName(_:)``.
+    /// - Throws: `SyncServerError.userExists(_:)` or `SyncServerError.invalidUserName(_:)`.
     public func addUser(named name: String) async throws -> String {
         try SyncUserName.validate(name)
         let token = AccessToken.generate()
@@ -28,7 +28,7 @@ extension PostgresSyncDatabase {
     ///
     /// - Parameter name: The user's name.
     /// - Returns: The new bearer token; only its hash is stored.
-    /// - Throws: ``SyncServerError/unknownUser(_:)`` when there is no such user.
+    /// - Throws: `SyncServerError.unknownUser(_:)` when there is no such user.
     public func addToken(forUserNamed name: String) async throws -> String {
         let token = AccessToken.generate()
         let hash = AccessToken.hash(token)

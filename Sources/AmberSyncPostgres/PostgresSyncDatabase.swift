@@ -6,7 +6,7 @@ import PostgresNIO
 /// The database of a sync server that outgrows one machine: PostgreSQL, shared by several
 /// stateless `amber-sync serve` processes.
 ///
-/// It implements the same ``SyncDatabase`` protocol as ``SQLiteSyncDatabase`` and passes the same
+/// It implements the same `SyncDatabase` protocol as `SQLiteSyncDatabase` and passes the same
 /// server test suite. Opening it creates or upgrades its tables (all named `amber_sync_…`) and
 /// refuses a database written by a newer server, leaving it untouched.
 ///
@@ -47,9 +47,9 @@ public final class PostgresSyncDatabase: SyncDatabase {
     ///   - maximumConnections: The most connections this process opens for queries (one more
     ///     listens for notifications).
     ///   - logger: Where connection problems are logged.
-    /// - Throws: ``SyncServerError/invalidDatabaseURL(_:reason:)`` for an address it cannot use,
-    ///   ``SyncServerError/databaseUnavailable(location:reason:)`` when the server cannot be
-    ///   reached, ``SyncServerError/schemaTooNew(path:found:supported:)`` when a newer server
+    /// - Throws: `SyncServerError.invalidDatabaseURL(_:reason:)` for an address it cannot use,
+    ///   `SyncServerError.databaseUnavailable(location:reason:)` when the server cannot be
+    ///   reached, `SyncServerError.schemaTooNew(path:found:supported:)` when a newer server
     ///   wrote the database (left untouched).
     public init(url: String, maximumConnections: Int = 20, logger: Logger) async throws {
         let address = try PostgresAddress(url)
@@ -161,10 +161,12 @@ public final class PostgresSyncDatabase: SyncDatabase {
             .failedToAddSSLHandler, .sslUnsupported, .authMechanismRequiresPassword:
             let reason = error.serverInfo?[.message] ?? error.underlying.map { "\($0)" } ?? "\(error.code)"
             return SyncServerError.databaseUnavailable(location: location, reason: reason)
-        case .server where error.serverInfo?[.sqlState]?.hasPrefix("28") == true
+        case .server
+        where error.serverInfo?[.sqlState]?.hasPrefix("28") == true
             || error.serverInfo?[.sqlState] == "3D000":
             // Invalid authorization (class 28) or no such database (3D000): the server refused us.
-            return SyncServerError.databaseUnavailable(location: location, reason: error.serverInfo?[.message] ?? "refused")
+            return SyncServerError.databaseUnavailable(
+                location: location, reason: error.serverInfo?[.message] ?? "refused")
         default:
             return error
         }

@@ -87,7 +87,7 @@ public struct PushRequest: Sendable, Equatable, Codable {
 public struct Mutation: Sendable, Equatable, Codable {
     /// Increases per client; a mutation sent again with the same id is answered as the first time.
     public var mutationID: Int64
-    /// The record's collection (an ``IdentityStore``'s key), matching `[A-Za-z0-9_.-]{1,64}`.
+    /// The record's collection (an `IdentityStore`'s key), matching `[A-Za-z0-9_.-]{1,64}`.
     public var collection: String
     /// The record's id, 1 to 256 bytes of UTF-8 without U+0000.
     public var id: String
@@ -100,7 +100,8 @@ public struct Mutation: Sendable, Equatable, Codable {
 
     /// Creates a value with these members.
     public init(
-        mutationID: Int64, collection: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]? = nil
+        mutationID: Int64, collection: String, id: String, baseVersion: Int64?, value: JSONObject?,
+        fields: [String]? = nil
     ) {
         self.mutationID = mutationID
         self.collection = collection
@@ -197,7 +198,11 @@ public struct MutationResult: Sendable, Equatable, Codable {
         try container.encode(status, forKey: .status)
         try container.encode(version, forKey: .version)
         // A conflict always says what the server has, `null` for a deleted record.
-        if status == .conflict { try container.encode(value, forKey: .value) } else { try container.encodeIfPresent(value, forKey: .value) }
+        if status == .conflict {
+            try container.encode(value, forKey: .value)
+        } else {
+            try container.encodeIfPresent(value, forKey: .value)
+        }
         try container.encodeIfPresent(fields, forKey: .fields)
     }
 }

@@ -17,7 +17,9 @@ struct Entry: Identifiable, Codable, Sendable, Equatable {
 }
 
 func storage(_ location: String) throws -> any StoreStorage {
-    if location.hasPrefix("files:") { return FileStorage(directory: URL(fileURLWithPath: String(location.dropFirst(6)))) }
+    if location.hasPrefix("files:") {
+        return FileStorage(directory: URL(fileURLWithPath: String(location.dropFirst(6))))
+    }
     if location.hasPrefix("defaults:") { return UserDefaultsStorage(suiteName: String(location.dropFirst(9))) }
     return try SQLiteStorage(path: location)
 }
@@ -51,7 +53,8 @@ func write() {
                 say(id)
             }
         } else {
-            FileHandle.standardError.write(Data("usage: amber-sqlite-writer LOCATION KEY COUNT [PREFIX] | LOCATION KEY increment ID COUNT\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: amber-sqlite-writer LOCATION KEY COUNT [PREFIX] | LOCATION KEY increment ID COUNT\n".utf8))
             exit(2)
         }
     } catch {

@@ -14,7 +14,9 @@ struct Prune: AsyncParsableCommand {
     @OptionGroup var options: DatabaseOptions
 
     func validate() throws {
-        guard days >= 0, days.isFinite else { throw ValidationError("--older-than must be a number of days, 0 or more.") }
+        guard days >= 0, days.isFinite else {
+            throw ValidationError("--older-than must be a number of days, 0 or more.")
+        }
     }
 
     func run() async throws {

@@ -3,7 +3,8 @@ import ArgumentParser
 
 /// `amber-sync token`: manages bearer tokens.
 struct Token: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage bearer tokens.", subcommands: [Add.self, Revoke.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Manage bearer tokens.", subcommands: [Add.self, Revoke.self])
 
     /// `amber-sync token add NAME`: another token for an existing user.
     struct Add: AsyncParsableCommand {

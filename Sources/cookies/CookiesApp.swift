@@ -40,7 +40,9 @@ enum CookiesApp {
         case ("status", 1):
             screen.render(StatusViewModel(state: state.value), always: true)
         case ("login", 3...):
-            guard let target = Int(words.last!), target > 0 else { return .failed("the target must be a positive number") }
+            guard let target = Int(words.last!), target > 0 else {
+                return .failed("the target must be a positive number")
+            }
             guard case .loggedOut = state.value else { return .failed("already logged in; log out first") }
             state.update { $0.login(name: words.dropFirst().dropLast().joined(separator: " "), target: target) }
         case ("sell", 2):
@@ -58,7 +60,8 @@ enum CookiesApp {
         case ("quit", 1):
             return .quit
         default:
-            return .failed("unknown command '\(line)'; commands: status, login NAME TARGET, sell N, undo, redo, logout, quit")
+            return .failed(
+                "unknown command '\(line)'; commands: status, login NAME TARGET, sell N, undo, redo, logout, quit")
         }
         return .continue
     }

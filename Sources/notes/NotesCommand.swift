@@ -67,11 +67,17 @@ struct List: AsyncParsableCommand {
             let tags = library.tags.identified
             let diff = update.diff
             for offset in diff.removed { emit("removed  \(shown[offset].id.short)") }
-            for offset in diff.inserted { emit("added    #\(offset + 1)  \(library.line(for: update.values[offset], in: tags))") }
-            for move in diff.moved {
-                emit("moved    #\(move.from + 1) -> #\(move.to + 1)  \(library.line(for: update.values[move.to], in: tags))")
+            for offset in diff.inserted {
+                emit("added    #\(offset + 1)  \(library.line(for: update.values[offset], in: tags))")
             }
-            for offset in diff.updated { emit("changed  #\(offset + 1)  \(library.line(for: update.values[offset], in: tags))") }
+            for move in diff.moved {
+                emit(
+                    "moved    #\(move.from + 1) -> #\(move.to + 1)  \(library.line(for: update.values[move.to], in: tags))"
+                )
+            }
+            for offset in diff.updated {
+                emit("changed  #\(offset + 1)  \(library.line(for: update.values[offset], in: tags))")
+            }
             shown = update.values
         }
         // The updates end when the query is released: it must outlive the loop.
@@ -110,7 +116,8 @@ struct Edit: ParsableCommand {
 }
 
 struct TagNote: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "tag", abstract: "Tag a note; the tag is created when new.")
+    static let configuration = CommandConfiguration(
+        commandName: "tag", abstract: "Tag a note; the tag is created when new.")
     @OptionGroup var note: NoteID
     @Argument(help: "The tag's name.") var name: String
 

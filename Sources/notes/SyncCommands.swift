@@ -16,7 +16,8 @@ struct SyncSettings: Codable {
         do {
             return try JSONDecoder().decode(SyncSettings.self, from: data)
         } catch {
-            throw NotesError("\(file.path) is not readable sync settings; run notes sync --server URL --token TOKEN again")
+            throw NotesError(
+                "\(file.path) is not readable sync settings; run notes sync --server URL --token TOKEN again")
         }
     }
 
@@ -62,7 +63,9 @@ struct Sync: AsyncParsableCommand {
             try settings.save()
             var line = "synced: pushed \(report.pushed), pulled \(report.pulled)"
             if !report.merged.isEmpty {
-                line += "; merged " + report.merged.map { "\($0.collection)/\(short($0.id)) (\($0.fields.joined(separator: ", ")))" }
+                line +=
+                    "; merged "
+                    + report.merged.map { "\($0.collection)/\(short($0.id)) (\($0.fields.joined(separator: ", ")))" }
                     .joined(separator: ", ")
             }
             print(line)
@@ -76,7 +79,9 @@ struct Sync: AsyncParsableCommand {
         guard let address = server ?? saved?.server.absoluteString else {
             throw NotesError("no sync server yet: run notes sync --server URL --token TOKEN once")
         }
-        guard let url = URL(string: address), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+        guard let url = URL(string: address), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            url.host != nil
+        else {
             throw NotesError("\(address) is not a server address (http://HOST:PORT)")
         }
         guard let token = token ?? saved?.token, !token.isEmpty else {
@@ -102,7 +107,9 @@ struct Sync: AsyncParsableCommand {
                     case .synced(let report):
                         if wasOffline { emit("back online") }
                         wasOffline = false
-                        if report.pushed > 0 { emit("pushed   \(report.pushed) change\(report.pushed == 1 ? "" : "s")") }
+                        if report.pushed > 0 {
+                            emit("pushed   \(report.pushed) change\(report.pushed == 1 ? "" : "s")")
+                        }
                     case .syncing:
                         break
                     }
@@ -113,7 +120,8 @@ struct Sync: AsyncParsableCommand {
 }
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the sync server, pending changes and the last sync.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the sync server, pending changes and the last sync.")
 
     func run() throws {
         guard let settings = try SyncSettings.load() else {

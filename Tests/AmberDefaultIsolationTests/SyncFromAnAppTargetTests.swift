@@ -8,7 +8,8 @@ import Testing
 /// Sync as an app built with main-actor isolation by default uses it: the client is created and
 /// fed on the main actor, `sync()` runs its work elsewhere, and the store hears a `.sync` change.
 @Test func anAppTargetWithMainActorIsolationSyncsItsNotes() async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("amber-isolation-\(UUID().uuidString)")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "amber-isolation-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let database = try SQLiteSyncDatabase(path: directory.appendingPathComponent("server.sqlite").path)
     let token = try await database.addUser(named: "ann")

@@ -1,6 +1,6 @@
 import AmberMacros
-import SwiftSyntaxMacroExpansion
 import MacroTesting
+import SwiftSyntaxMacroExpansion
 import Testing
 
 @Suite(

@@ -1,5 +1,6 @@
 import Amber
 import AmberSQLite
+import AmberTestSupport
 import Foundation
 import Testing
 
@@ -20,7 +21,7 @@ import Testing
             try process.run()
             try await Task.sleep(nanoseconds: UInt64.random(in: 50_000_000...400_000_000))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            waitForExit(process)
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             // A line without its newline was cut by the kill: it may or may not be acknowledged.
             acknowledged += printed.split(separator: "\n", omittingEmptySubsequences: true)

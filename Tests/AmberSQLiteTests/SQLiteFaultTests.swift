@@ -1,9 +1,10 @@
-@testable import AmberSQLite
 import Amber
 import AmberTestSupport
 import Foundation
 import GRDB
 import Testing
+
+@testable import AmberSQLite
 
 @Suite struct SQLiteFaultTests {
     /// Opening a bad file throws a StoreError naming the file, and leaves its bytes as they were.
@@ -20,7 +21,8 @@ import Testing
     @Test func garbageFile() throws {
         let path = temporaryDatabasePath()
         var generator = SystemRandomNumberGenerator()
-        try Data((0..<8_192).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: URL(fileURLWithPath: path))
+        try Data((0..<8_192).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(
+            to: URL(fileURLWithPath: path))
         try expectUnreadable(path, mentioning: "not a database")
     }
 
@@ -28,7 +30,10 @@ import Testing
         let path = temporaryDatabasePath()
         do {
             let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
-            try store.add(contentsOf: (0..<2_000).map { Entry(id: "\($0)", index: $0, payload: String(repeating: "p", count: 100)) })
+            try store.add(
+                contentsOf: (0..<2_000).map {
+                    Entry(id: "\($0)", index: $0, payload: String(repeating: "p", count: 100))
+                })
         }
         // The store's connection may outlive it for a moment (its watcher thread lets go last): fold
         // the write-ahead log into the file and empty it, so the file alone holds the data.
@@ -131,7 +136,9 @@ import Testing
         #expect(store.ids == ["kept"], "memory unchanged")
         try await Task.sleep(nanoseconds: 100_000_000)
         #expect(events.values.isEmpty, "no event for a failed write")
-        let onDisk = try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_records") }
+        let onDisk = try await DatabaseQueue(path: path).read {
+            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_records")
+        }
         #expect(onDisk == 1, "disk unchanged")
     }
 
@@ -141,7 +148,9 @@ import Testing
         try store.add(Entry(id: "a", index: 2, payload: "new"))
         #expect(store.undecodable.isEmpty, "the record on disk is the new value now")
         var recovered = false
-        try store.recover { _ in recovered = true; return nil }
+        try store.recover { _ in
+            recovered = true; return nil
+        }
         #expect(!recovered)
     }
 
@@ -151,7 +160,10 @@ import Testing
         try store.add(contentsOf: [Entry(id: "a", index: 1, payload: ""), Entry(id: "b", index: 2, payload: "")])
         // A newer version of the app rewrites "a" in a shape this one cannot read.
         try await DatabaseQueue(path: path).write { db in
-            try db.execute(sql: #"UPDATE amber_records SET value = '{"id":"a","index":"v2"}', sequence = sequence + 100 WHERE id = 'a'"#)
+            try db.execute(
+                sql:
+                    #"UPDATE amber_records SET value = '{"id":"a","index":"v2"}', sequence = sequence + 100 WHERE id = 'a'"#
+            )
         }
         #expect(await eventually(within: 2) { store[id: "a"] == nil })
         #expect(store.undecodable.map(\.id) == ["a"])

@@ -1,6 +1,6 @@
 import Amber
-import AmberTestSupport
 import AmberSQLite
+import AmberTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -37,10 +37,12 @@ import Testing
         try store.add(contentsOf: (0..<1_000).map { Entry(id: "\($0)", index: $0, payload: "") })
         try store.add(Entry(id: "500", index: -1, payload: "changed"))
         let changedRows = try DatabaseQueue(path: path).read { db in
-            try Int.fetchOne(db, sql: """
-                SELECT COUNT(*) FROM amber_records
-                WHERE sequence = (SELECT MAX(sequence) FROM amber_records)
-                """)
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM amber_records
+                    WHERE sequence = (SELECT MAX(sequence) FROM amber_records)
+                    """)
         }
         #expect(changedRows == 1)
     }

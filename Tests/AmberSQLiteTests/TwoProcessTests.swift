@@ -18,8 +18,10 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
     @Test(arguments: ["sqlite", "files"])
     func incrementsFromTwoProcessesAndThisOneAllCount(_ kind: String) async throws {
         let directory = temporaryDirectory()
-        let location = kind == "sqlite" ? directory.appendingPathComponent("store.sqlite").path : "files:\(directory.path)"
-        let storage: any StoreStorage = kind == "sqlite"
+        let location =
+            kind == "sqlite" ? directory.appendingPathComponent("store.sqlite").path : "files:\(directory.path)"
+        let storage: any StoreStorage =
+            kind == "sqlite"
             ? try SQLiteStorage(path: location) : FileStorage(directory: directory)
         let store = try IdentityStore<Entry>(key: "entries", storage: storage)
         try store.add(Entry(id: "counter", index: 0, payload: ""))
@@ -44,7 +46,8 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
             #expect(process.terminationStatus == 0)
         }
         let reopened = try IdentityStore<Entry>(
-            key: "entries", storage: kind == "sqlite" ? try SQLiteStorage(path: location) : FileStorage(directory: directory))
+            key: "entries",
+            storage: kind == "sqlite" ? try SQLiteStorage(path: location) : FileStorage(directory: directory))
         #expect(reopened[id: "counter"]?.index == 3 * rounds, "no increment was computed from a replaced value")
         #expect(await eventually(within: 3) { store[id: "counter"]?.index == 3 * rounds })
     }
@@ -65,7 +68,8 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
         #expect(refused.status == 1)
         #expect(refused.error.contains("in use by another process"), "\(refused.error)")
         #expect(store.ids == ["mine"])
-        #expect(try IdentityStore<Entry>(key: "entries", storage: UserDefaultsStorage(suiteName: suite)).ids == ["mine"],
+        #expect(
+            try IdentityStore<Entry>(key: "entries", storage: UserDefaultsStorage(suiteName: suite)).ids == ["mine"],
             "this process may open it again")
     }
 }
@@ -87,7 +91,9 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
     }
 
     private func rows(_ path: String) throws -> [String] {
-        try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT id FROM amber_records ORDER BY position") }
+        try DatabaseQueue(path: path).read {
+            try String.fetchAll($0, sql: "SELECT id FROM amber_records ORDER BY position")
+        }
     }
 
     @Test func aLowerCaseUUIDWrittenByAnotherToolIsUpdatedAndRemovedInPlace() throws {
@@ -197,7 +203,9 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
         }
         try await blocker.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
         #expect(error?.description.contains("locked") == true, "\(String(describing: error))")
-        #expect((error?.underlyingError as? DatabaseError)?.resultCode == .SQLITE_BUSY, "the cause keeps SQLite's result code")
+        #expect(
+            (error?.underlyingError as? DatabaseError)?.resultCode == .SQLITE_BUSY,
+            "the cause keeps SQLite's result code")
         #expect(waited < 5, "waited \(waited) s on the main actor")
         #expect(store.count == 0)
         try store.add(Entry(id: "a", index: 0, payload: ""))

@@ -1,12 +1,13 @@
 import Amber
 import AmberSQLite
-@testable import AmberSync
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Testing
+
+@testable import AmberSync
 
 @Suite(.serialized) struct SyncClientTests {
     @Test(arguments: Backend.allCases)
@@ -61,7 +62,9 @@ import Testing
 
         try await night.client.sync()
         #expect(night.tags[id: iceCream.id]?.name == "Ice Cream")
-        #expect(await eventually { await MainActor.run { editor.value.text == "sorbet is great too" } }, "the editor rebased onto the day phone's edit")
+        #expect(
+            await eventually { await MainActor.run { editor.value.text == "sorbet is great too" } },
+            "the editor rebased onto the day phone's edit")
         #expect(editor.value.pinned, "and kept what the user typed")
         #expect(editor.conflicts.isEmpty)
         try editor.save()
@@ -91,7 +94,9 @@ import Testing
         try await a.client.sync()
         let report = try await b.client.sync()
         #expect(report.merged == [SyncConflict(collection: "notes", id: original.id.uuidString, fields: ["text"])])
-        #expect(b.notes[id: original.id] == original.with(text: "from b").with(pinned: true), "b keeps its text and a's pin")
+        #expect(
+            b.notes[id: original.id] == original.with(text: "from b").with(pinned: true), "b keeps its text and a's pin"
+        )
 
         try await a.client.sync()
         try await b.client.sync()

@@ -27,7 +27,9 @@ import Testing
             let id = ids[Int.random(in: 0..<ids.count, using: &random)]
             switch Int.random(in: 0..<10, using: &random) {
             case 0...2:
-                let value = Note(id: id, text: "t\(Int.random(in: 0..<5, using: &random))", tagIDs: [], pinned: Bool.random(using: &random))
+                let value = Note(
+                    id: id, text: "t\(Int.random(in: 0..<5, using: &random))", tagIDs: [],
+                    pinned: Bool.random(using: &random))
                 try device.notes.add(value)
                 log.append("\(client) add \(id.uuidString.prefix(4)) \(value.text) \(value.pinned)")
             case 3...4:
@@ -52,7 +54,9 @@ import Testing
         let serverRecords = try await serverNotes(server, token: token)
         for (index, device) in clients.enumerated() {
             let local = Dictionary(uniqueKeysWithValues: device.notes.all.map { ($0.id, $0) })
-            #expect(local == serverRecords, "client \(index) differs from the server after:\n\(log.joined(separator: "\n"))")
+            #expect(
+                local == serverRecords, "client \(index) differs from the server after:\n\(log.joined(separator: "\n"))"
+            )
             #expect(device.client.pendingCount == 0)
         }
     }

@@ -42,9 +42,10 @@ final class Child: Sendable {
         return output.first { $0.hasPrefix(prefix) }
     }
 
+    /// Sends SIGKILL and waits, at most 10 s, for `Process` to see the exit.
     func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        waitForExit(process)
     }
 }
 
@@ -98,45 +99,45 @@ final class Child: Sendable {
     @Test(arguments: Backend.allCases)
     func aServerKilledDuringPushesLosesNothingAndAppliesNothingTwice(backend: Backend) async throws {
         try await backend.withDatabase { test in
-        let database = try #require(test.location)
-        let token = try runAmberSync(["user", "add", "ann", "--database", database])
-        var server = try Child("amber-sync", ["serve", "--port", "0", "--database", database])
-        let listening = try #require(await server.line(startingWith: "listening on "))
-        let url = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
-        let port = try #require(url.port)
+            let database = try #require(test.location)
+            let token = try runAmberSync(["user", "add", "ann", "--database", database])
+            var server = try Child("amber-sync", ["serve", "--port", "0", "--database", database])
+            let listening = try #require(await server.line(startingWith: "listening on "))
+            let url = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
+            let port = try #require(url.port)
 
-        let device = try Device(server: url, token: token)
-        let written = Locked<[Note]>([])
-        let writer = Task {
-            var index = 0
-            while !Task.isCancelled {
-                let value = note("write \(index)")
-                index += 1
-                // Acknowledged once `add` returns; the sync may fail while the server is down.
-                if (try? device.notes.add(value)) != nil { written.withLock { $0.append(value) } }
-                if index % 3 == 0 { _ = try? device.notes.update(id: value.id) { $0.with(pinned: true) } }
-                _ = try? await device.client.sync()
+            let device = try Device(server: url, token: token)
+            let written = Locked<[Note]>([])
+            let writer = Task {
+                var index = 0
+                while !Task.isCancelled {
+                    let value = note("write \(index)")
+                    index += 1
+                    // Acknowledged once `add` returns; the sync may fail while the server is down.
+                    if (try? device.notes.add(value)) != nil { written.withLock { $0.append(value) } }
+                    if index % 3 == 0 { _ = try? device.notes.update(id: value.id) { $0.with(pinned: true) } }
+                    _ = try? await device.client.sync()
+                }
             }
-        }
-        var random = SeededGenerator(seed: 11)
-        for _ in 0..<20 {
-            try await Task.sleep(nanoseconds: UInt64.random(in: 50_000_000...300_000_000, using: &random))
+            var random = SeededGenerator(seed: 11)
+            for _ in 0..<20 {
+                try await Task.sleep(nanoseconds: UInt64.random(in: 50_000_000...300_000_000, using: &random))
+                server.kill()
+                server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
+                #expect(await server.line(startingWith: "listening on ") != nil, "the server restarts on its file")
+            }
+            writer.cancel()
+            _ = await writer.value
+            try await device.client.sync()
+            let reader = try Device(server: url, token: token)
+            try await reader.client.sync()
             server.kill()
-            server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
-            #expect(await server.line(startingWith: "listening on ") != nil, "the server restarts on its file")
-        }
-        writer.cancel()
-        _ = await writer.value
-        try await device.client.sync()
-        let reader = try Device(server: url, token: token)
-        try await reader.client.sync()
-        server.kill()
 
-        #expect(device.client.pendingCount == 0)
-        let expected = Set(device.notes.all)
-        #expect(expected.count == written.withLock { $0.count })
-        #expect(Set(reader.notes.all) == expected)
-        #expect(reader.notes.count == expected.count, "each write once")
+            #expect(device.client.pendingCount == 0)
+            let expected = Set(device.notes.all)
+            #expect(expected.count == written.withLock { $0.count })
+            #expect(Set(reader.notes.all) == expected)
+            #expect(reader.notes.count == expected.count, "each write once")
         }
     }
 

@@ -89,3 +89,16 @@ public func runToEnd(_ process: Process) throws -> ProcessResult {
         error: String(decoding: err, as: UTF8.self)
     )
 }
+
+/// Waits for `process` to exit, at most `seconds`; whether it did.
+///
+/// Use it rather than `waitUntilExit()` after a SIGKILL: on Linux, `waitUntilExit()` was seen
+/// spinning forever on a killed child that `Process` never reaped, which hangs the test run.
+@discardableResult
+public func waitForExit(_ process: Process, within seconds: Double = 10) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while process.isRunning, Date() < deadline {
+        usleep(10_000)
+    }
+    return !process.isRunning
+}

@@ -54,12 +54,15 @@ public enum PostgresTestServer {
             return .success(url)
         }
         guard tool(named: "initdb") != nil else {
-            return .failure(PostgresTestServerError("PostgreSQL is not installed (no initdb); install it or set AMBER_TEST_POSTGRES_URL"))
+            return .failure(
+                PostgresTestServerError(
+                    "PostgreSQL is not installed (no initdb); install it or set AMBER_TEST_POSTGRES_URL"))
         }
         let script = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("scripts/postgres-cluster")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("amber-postgres-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "amber-postgres-\(UUID().uuidString)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [
@@ -67,7 +70,8 @@ public enum PostgresTestServer {
         ]
         // Files, not pipes: the server the script leaves running inherits its output, so a pipe
         // would never reach its end.
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("amber-postgres-\(UUID().uuidString).log")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "amber-postgres-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: output) }
         do {
             _ = FileManager.default.createFile(atPath: output.path, contents: nil)

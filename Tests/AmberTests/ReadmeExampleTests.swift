@@ -1,6 +1,6 @@
 import Amber
-import AmberTestSupport
 import AmberSQLite
+import AmberTestSupport
 import Foundation
 import Testing
 

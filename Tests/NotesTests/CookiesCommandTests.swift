@@ -4,7 +4,9 @@ import Testing
 @Suite struct CookiesCommandTests {
     static let executable: URL = NotesRunner.executable.deletingLastPathComponent().appendingPathComponent("cookies")
 
-    private func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: [String], error: String) {
+    private func run(_ arguments: [String], input: String? = nil) throws -> (
+        status: Int32, output: [String], error: String
+    ) {
         let process = Process()
         process.executableURL = Self.executable
         process.arguments = arguments
@@ -20,23 +22,26 @@ import Testing
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self).split(separator: "\n").map(String.init),
-                String(decoding: err, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: out, as: UTF8.self).split(separator: "\n").map(String.init),
+            String(decoding: err, as: UTF8.self)
+        )
     }
 
     @Test func transitionsAndUndoFromArguments() throws {
         let result = try run(["login Ann 50", "sell 12", "sell 40", "undo", "logout", "undo", "status"])
         #expect(result.status == 0, "\(result.error)")
-        #expect(result.output == [
-            "Logged out",
-            "Seller: Ann | target 50 boxes | sold 0 | 50 to go",
-            "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
-            "Seller: Ann | target 50 boxes | sold 52 | target reached",
-            "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
-            "Logged out",
-            "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
-            "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
-        ])
+        #expect(
+            result.output == [
+                "Logged out",
+                "Seller: Ann | target 50 boxes | sold 0 | 50 to go",
+                "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
+                "Seller: Ann | target 50 boxes | sold 52 | target reached",
+                "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
+                "Logged out",
+                "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
+                "Seller: Ann | target 50 boxes | sold 12 | 38 to go",
+            ])
     }
 
     @Test func commandsFromAPipe() throws {

@@ -95,7 +95,9 @@ struct NotesRunner {
         var ambiguous = ""
         // Two UUIDs share at least an empty prefix; find the longest shared one, if any.
         let ids = try notes.run("list").output.split(separator: "\n").map { id(in: String($0)) }
-        if let shared = ids.dropFirst().first.map({ String(zip(ids[0], $0).prefix { $0 == $1 }.map(\.0)) }), !shared.isEmpty {
+        if let shared = ids.dropFirst().first.map({ String(zip(ids[0], $0).prefix { $0 == $1 }.map(\.0)) }),
+            !shared.isEmpty
+        {
             ambiguous = shared
         }
         var cases: [([String], String)] = [

@@ -33,18 +33,25 @@ struct Compare {
         while let argument = arguments.popFirst() {
             switch argument {
             case "--rounds":
-                guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else { fail("--rounds needs a positive number") }
+                guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
+                    fail("--rounds needs a positive number")
+                }
                 rounds = value
             case "--side":
-                guard let value = arguments.popFirst().flatMap(Side.init(rawValue:)) else { fail("--side needs ours, baseline or both") }
+                guard let value = arguments.popFirst().flatMap(Side.init(rawValue:)) else {
+                    fail("--side needs ours, baseline or both")
+                }
                 side = value
             default:
                 filters.append(argument)
             }
         }
-        let selected = workloads.filter { workload in filters.isEmpty || filters.contains { workload.name.contains($0) } }
+        let selected = workloads.filter { workload in filters.isEmpty || filters.contains { workload.name.contains($0) }
+        }
         guard !selected.isEmpty else {
-            fail("no workload matches \(filters.joined(separator: " ")); workloads: \(workloads.map(\.name).joined(separator: " "))")
+            fail(
+                "no workload matches \(filters.joined(separator: " ")); workloads: \(workloads.map(\.name).joined(separator: " "))"
+            )
         }
 
         var results = Results()
@@ -59,7 +66,9 @@ struct Compare {
                 case .check(let check):
                     let (figures, passed) = try await check.run()
                     results.checks.append(CheckResult(name: workload.name, figures: figures, passed: passed))
-                    print("check \(workload.name) " + check.printed.map { "\($0)=\(figures[$0] ?? 0)" }.joined(separator: " "))
+                    print(
+                        "check \(workload.name) "
+                            + check.printed.map { "\($0)=\(figures[$0] ?? 0)" }.joined(separator: " "))
                 }
             } catch {
                 failures += 1
@@ -73,7 +82,8 @@ struct Compare {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             encoder.dateEncodingStrategy = .iso8601
-            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
             try encoder.encode(results).write(to: benchmarksDirectory.appendingPathComponent("results.json"))
         } catch {
             FileHandle.standardError.write(Data("compare: cannot write results.json: \(error)\n".utf8))

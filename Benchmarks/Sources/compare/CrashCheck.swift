@@ -71,13 +71,16 @@ enum CrashCheck {
         FileHandle.standardError.write(Data("crash-100: building amber-sqlite-writer\n".utf8))
         let build = Process()
         build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "-c", "release", "--product", "amber-sqlite-writer", "--package-path", root.path]
+        build.arguments = [
+            "swift", "build", "-c", "release", "--product", "amber-sqlite-writer", "--package-path", root.path,
+        ]
         // Its output goes to standard error, leaving standard output to the results.
         build.standardOutput = FileHandle.standardError
         try build.run()
         build.waitUntilExit()
         guard build.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: candidates[0].path) else {
-            throw BenchmarkError("cannot build amber-sqlite-writer (swift build exited with \(build.terminationStatus))")
+            throw BenchmarkError(
+                "cannot build amber-sqlite-writer (swift build exited with \(build.terminationStatus))")
         }
         return candidates[0]
     }

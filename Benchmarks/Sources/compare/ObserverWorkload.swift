@@ -34,8 +34,10 @@ enum ObserverWorkload {
         let elapsed = try await milliseconds {
             for round in 1...updates { try store.add(item.with(count: item.count + round)) }
         }
-        precondition(watcher.calls == updates, "observers-10k-vs-10: the observer of identity 0 got \(watcher.calls) calls")
-        precondition(others.allSatisfy { $0.calls == 0 }, "observers-10k-vs-10: an observer of another identity was called")
+        precondition(
+            watcher.calls == updates, "observers-10k-vs-10: the observer of identity 0 got \(watcher.calls) calls")
+        precondition(
+            others.allSatisfy { $0.calls == 0 }, "observers-10k-vs-10: an observer of another identity was called")
         return elapsed
     }
 }

@@ -20,7 +20,8 @@ extension TimelineNote {
                 text: "Note \(id): a line or two that someone typed on a phone and kept.",
                 isArchived: id.isMultiple(of: 2),
                 // Spread over a year, in no particular order relative to the ids.
-                modified: Date(timeIntervalSince1970: 1_700_000_000 + Double.random(in: 0..<31_536_000, using: &generator))
+                modified: Date(
+                    timeIntervalSince1970: 1_700_000_000 + Double.random(in: 0..<31_536_000, using: &generator))
             )
         }
     }
@@ -115,7 +116,8 @@ enum QueryWorkload {
             let before = heapBytesInUse()
             let timeline = store.query(filter: filter, sort: sort)
             let withQuery = heapBytesInUse()
-            precondition(timeline.values.count == shownCount, "query-memory-100k: the query shows \(timeline.values.count)")
+            precondition(
+                timeline.values.count == shownCount, "query-memory-100k: the query shows \(timeline.values.count)")
             withExtendedLifetime(timeline) {}
 
             // The baseline keeps its own filtered, sorted array between changes.

@@ -18,18 +18,20 @@ struct RawRecords {
         database = try DatabaseQueue(path: path, configuration: configuration)
         try database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS records (
-                    key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, value TEXT NOT NULL,
-                    PRIMARY KEY (key, id)) WITHOUT ROWID
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS records (
+                        key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, value TEXT NOT NULL,
+                        PRIMARY KEY (key, id)) WITHOUT ROWID
+                    """)
         }
     }
 
     /// Inserts items in one transaction.
     func insert(_ items: some Sequence<Item>, startingAt position: Int) throws {
         try database.write { db in
-            let insert = try db.cachedStatement(sql: "INSERT INTO records (key, id, position, value) VALUES (?, ?, ?, ?)")
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO records (key, id, position, value) VALUES (?, ?, ?, ?)")
             var position = position
             for item in items {
                 position += 1
@@ -48,7 +50,8 @@ enum SQLiteWorkloads {
             ours: {
                 let directory = try ScratchDirectory()
                 defer { directory.remove() }
-                let store = try IdentityStore<Item>(key: "items", storage: SQLiteStorage(path: directory.path("store.sqlite")))
+                let store = try IdentityStore<Item>(
+                    key: "items", storage: SQLiteStorage(path: directory.path("store.sqlite")))
                 let elapsed = try await milliseconds { try store.add(contentsOf: items) }
                 precondition(store.count == items.count, "sqlite-batch-100k stored \(store.count) items")
                 return elapsed
@@ -69,7 +72,8 @@ enum SQLiteWorkloads {
             ours: {
                 let directory = try ScratchDirectory()
                 defer { directory.remove() }
-                let store = try IdentityStore<Item>(key: "items", storage: SQLiteStorage(path: directory.path("store.sqlite")))
+                let store = try IdentityStore<Item>(
+                    key: "items", storage: SQLiteStorage(path: directory.path("store.sqlite")))
                 return try await milliseconds { for item in items { try store.add(item) } }
             },
             baseline: {
@@ -77,7 +81,9 @@ enum SQLiteWorkloads {
                 defer { directory.remove() }
                 let records = try RawRecords(path: directory.path("raw.sqlite"))
                 return try await milliseconds {
-                    for (position, item) in items.enumerated() { try records.insert(CollectionOfOne(item), startingAt: position) }
+                    for (position, item) in items.enumerated() {
+                        try records.insert(CollectionOfOne(item), startingAt: position)
+                    }
                 }
             }
         )
@@ -108,7 +114,8 @@ enum SQLiteWorkloads {
                     let decoder = JSONDecoder()
                     items = try database.read { db in
                         try String.fetchAll(
-                            db, sql: "SELECT value FROM amber_records WHERE key = ? ORDER BY position", arguments: ["items"]
+                            db, sql: "SELECT value FROM amber_records WHERE key = ? ORDER BY position",
+                            arguments: ["items"]
                         ).map { try decoder.decode(Item.self, from: Data($0.utf8)) }
                     }
                 }

@@ -58,7 +58,8 @@ enum SeedWorkload {
             ours: {
                 let directory = try ScratchDirectory()
                 defer { directory.remove() }
-                let store = try IdentityStore<Item>(key: "items", storage: SQLiteStorage(path: directory.path("store.sqlite")))
+                let store = try IdentityStore<Item>(
+                    key: "items", storage: SQLiteStorage(path: directory.path("store.sqlite")))
                 return try await milliseconds { for item in items { try store.add(item) } }
             },
             baseline: {

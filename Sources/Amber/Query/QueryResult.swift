@@ -134,7 +134,8 @@ struct QueryResult<Value: Identifiable & Sendable> where Value.ID: Sendable {
                     if keepsItsPlace { edit.replacing.append((from, new)) } else { edit.leaving.append(from) }
                 }
                 if !keepsItsPlace { edit.arriving.append((new, order)) }
-                edit.touches.append(Touch(from: from, new: (new, order), keepsItsPlace: keepsItsPlace, isUpdated: entry.isUpdated))
+                edit.touches.append(
+                    Touch(from: from, new: (new, order), keepsItsPlace: keepsItsPlace, isUpdated: entry.isUpdated))
             }
         }
         guard !edit.touches.isEmpty else { return nil }
@@ -183,7 +184,8 @@ struct QueryResult<Value: Identifiable & Sendable> where Value.ID: Sendable {
                 preconditionFailure("A live query lost a value it just placed: its sort order is not consistent")
             }
             if let from = touch.from {
-                touched.append(.init(from: from, to: to, keepsItsOrder: touch.keepsItsPlace, isUpdated: touch.isUpdated))
+                touched.append(
+                    .init(from: from, to: to, keepsItsOrder: touch.keepsItsPlace, isUpdated: touch.isUpdated))
             } else {
                 inserted.append(to)
             }
@@ -228,7 +230,9 @@ struct QueryResult<Value: Identifiable & Sendable> where Value.ID: Sendable {
     }
 
     /// The plan for a store that reloaded in another order: every place is worked out again.
-    private mutating func replacement(by all: [Value], updated: [StoreChange<Value>.Update], in values: [Value]) -> Plan? {
+    private mutating func replacement(by all: [Value], updated: [StoreChange<Value>.Update], in values: [Value])
+        -> Plan?
+    {
         let new = start(with: all)
         var oldOffsets: [Value.ID: Int] = [:]
         oldOffsets.reserveCapacity(values.count)

@@ -67,34 +67,39 @@ final class FileStorageKey: StoreStorageKey, StoragePlace, @unchecked Sendable {
                 try FileManager.default.createDirectory(
                     at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             } catch {
-                throw StoreError.writeFailed(path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
+                throw StoreError.writeFailed(
+                    path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
             }
-            try withFileLock { try WriterThreads.writing(url.path) {
-                // Under the file lock no other writer can replace the file: take in what the
-                // others wrote since we last looked, then write on top of it.
-                var external: ExternalChange?
-                if FileVersion(url) != knownVersion {
-                    let fresh: OrderedDictionary<String, Data>
-                    do {
-                        (fresh, knownVersion) = try Self.read(url)
-                    } catch {
-                        throw StoreError.writeFailed(path: url.path, key: key, reason: .init("\(error)", underlyingError: error))
+            try withFileLock {
+                try WriterThreads.writing(url.path) {
+                    // Under the file lock no other writer can replace the file: take in what the
+                    // others wrote since we last looked, then write on top of it.
+                    var external: ExternalChange?
+                    if FileVersion(url) != knownVersion {
+                        let fresh: OrderedDictionary<String, Data>
+                        do {
+                            (fresh, knownVersion) = try Self.read(url)
+                        } catch {
+                            throw StoreError.writeFailed(
+                                path: url.path, key: key, reason: .init("\(error)", underlyingError: error))
+                        }
+                        external = records.changes(to: fresh)
+                        records = fresh
                     }
-                    external = records.changes(to: fresh)
-                    records = fresh
+                    let batch = try body(external)
+                    guard !batch.isEmpty else { return }
+                    var updated = records
+                    updated.apply(batch)
+                    do {
+                        try RecordDocument.encode(updated).write(to: url, options: .atomic)
+                    } catch {
+                        throw StoreError.writeFailed(
+                            path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
+                    }
+                    records = updated
+                    knownVersion = FileVersion(url)
                 }
-                let batch = try body(external)
-                guard !batch.isEmpty else { return }
-                var updated = records
-                updated.apply(batch)
-                do {
-                    try RecordDocument.encode(updated).write(to: url, options: .atomic)
-                } catch {
-                    throw StoreError.writeFailed(path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
-                }
-                records = updated
-                knownVersion = FileVersion(url)
-            } }
+            }
         }
     }
 
@@ -155,7 +160,8 @@ final class FileStorageKey: StoreStorageKey, StoragePlace, @unchecked Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw StoreError.unreadableStorage(path: url.path, reason: .init(error.localizedDescription, underlyingError: error))
+            throw StoreError.unreadableStorage(
+                path: url.path, reason: .init(error.localizedDescription, underlyingError: error))
         }
         do {
             return (try RecordDocument.decode(data), version)

@@ -128,7 +128,9 @@ final class UserDefaultsDocument: @unchecked Sendable {
         lock.withLock { signals[key] = signal }
     }
 
-    private static func read(_ defaults: UserDefaults, key: String, location: String) throws -> OrderedDictionary<String, Data> {
+    private static func read(_ defaults: UserDefaults, key: String, location: String) throws -> OrderedDictionary<
+        String, Data
+    > {
         guard let object = defaults.object(forKey: key) else { return [:] }
         guard let data = object as? Data else {
             throw StoreError.unreadableStorage(path: location, reason: "the value is not data")
@@ -143,14 +145,14 @@ final class UserDefaultsDocument: @unchecked Sendable {
     /// Reads what other processes wrote to the suite; Apple's defaults are always current.
     private static func refresh(_ defaults: UserDefaults) {
         #if !canImport(Darwin)
-        defaults.synchronize()
+            defaults.synchronize()
         #endif
     }
 
     /// Puts the suite on disk; Apple's defaults persist by themselves.
     private static func persist(_ defaults: UserDefaults) {
         #if !canImport(Darwin)
-        defaults.synchronize()
+            defaults.synchronize()
         #endif
     }
 }
@@ -182,15 +184,18 @@ final class UserDefaultsStorageKey: StoreStorageKey, StoragePlace, @unchecked Se
 
     func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
         guard !WriterThreads.isWriting(document.location) else {
-            throw StoreError.writeFailed(path: document.location, key: document.defaultsKey, reason: WriterThreads.nestedWriteReason)
+            throw StoreError.writeFailed(
+                path: document.location, key: document.defaultsKey, reason: WriterThreads.nestedWriteReason)
         }
-        try document.lock.withLock { try WriterThreads.writing(document.location) {
-            let batch = try body(takeChanges())
-            guard !batch.isEmpty else { return }
-            try document.write(batch, signalling: ObjectIdentifier(self))
-            known = document.records
-            knownGeneration = document.generation
-        } }
+        try document.lock.withLock {
+            try WriterThreads.writing(document.location) {
+                let batch = try body(takeChanges())
+                guard !batch.isEmpty else { return }
+                try document.write(batch, signalling: ObjectIdentifier(self))
+                known = document.records
+                knownGeneration = document.generation
+            }
+        }
     }
 
     func startWatching(_ signal: @escaping @Sendable () -> Void) {

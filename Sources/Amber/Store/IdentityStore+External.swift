@@ -56,12 +56,16 @@ extension IdentityStore {
                 inserted: inserted, updated: updated, removed: removed, origin: .otherProcess,
                 reordering: keepsOrder ? nil : .replaced(loaded.values.values.elements)
             )
-            return (change, { state in
-                state.values = loaded.values
-                state.undecodable = loaded.undecodable
-            })
+            return (
+                change,
+                { state in
+                    state.values = loaded.values
+                    state.undecodable = loaded.undecodable
+                }
+            )
         case .records(let upserts, let deletions):
-            return planRecords(upserts: upserts, deletions: deletions, current: current, persistence: persistence, writer: &writer)
+            return planRecords(
+                upserts: upserts, deletions: deletions, current: current, persistence: persistence, writer: &writer)
         }
     }
 
@@ -117,22 +121,26 @@ extension IdentityStore {
         // Identities removed and added again go last, among the new ones, in the order of `latest`.
         var reordering: StoreChange<Value>.Reordering?
         if latest.values.contains(where: \.moved) {
-            reordering = .placedLast(latest.compactMap { id, entry in
-                entry.moved || current[id] == nil ? entry.value : nil
-            })
+            reordering = .placedLast(
+                latest.compactMap { id, entry in
+                    entry.moved || current[id] == nil ? entry.value : nil
+                })
         }
         let change = StoreChange(
             inserted: inserted, updated: updated, removed: removed, origin: .otherProcess, reordering: reordering
         )
-        return (change, { state in
-            for value in removed { state.values.removeValue(forKey: value.id) }
-            for (id, entry) in latest {
-                if entry.moved { state.values.removeValue(forKey: id) }
-                state.values[id] = entry.value
+        return (
+            change,
+            { state in
+                for value in removed { state.values.removeValue(forKey: value.id) }
+                for (id, entry) in latest {
+                    if entry.moved { state.values.removeValue(forKey: id) }
+                    state.values[id] = entry.value
+                }
+                if !touched.isEmpty { state.undecodable.removeAll { touched.contains($0.id) } }
+                state.undecodable += failures
             }
-            if !touched.isEmpty { state.undecodable.removeAll { touched.contains($0.id) } }
-            state.undecodable += failures
-        })
+        )
     }
 
     /// Turns undecodable records into values, in one transaction.

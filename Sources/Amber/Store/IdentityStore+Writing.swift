@@ -172,7 +172,9 @@ extension IdentityStore {
             let result: R
             var forgotten: Set<String> = []
             if let persistence {
-                result = try persist(persistence, writer: &writer, writes: &writes, forgotten: &forgotten, queued: &queued) {
+                result = try persist(
+                    persistence, writer: &writer, writes: &writes, forgotten: &forgotten, queued: &queued
+                ) {
                     try resolve($0, &$1)
                 }
             } else {
@@ -182,10 +184,13 @@ extension IdentityStore {
             let committed = StoreChange(
                 inserted: writes.inserted, updated: writes.updated, removed: writes.removed, origin: origin
             )
-            if publish(committed, apply: { state in
-                writes.apply(to: &state.values)
-                if !forgotten.isEmpty { state.undecodable.removeAll { forgotten.contains($0.id) } }
-            }) {
+            if publish(
+                committed,
+                apply: { state in
+                    writes.apply(to: &state.values)
+                    if !forgotten.isEmpty { state.undecodable.removeAll { forgotten.contains($0.id) } }
+                })
+            {
                 queued = true
             }
             change = committed.isEmpty ? nil : committed
@@ -199,7 +204,9 @@ extension IdentityStore {
     /// the storage lock this thread holds.
     @usableFromInline
     func refuseNestedWrite() throws {
-        guard let place = (persistence?.storage as? any StoragePlace)?.place, WriterThreads.isWriting(place) else { return }
+        guard let place = (persistence?.storage as? any StoragePlace)?.place, WriterThreads.isWriting(place) else {
+            return
+        }
         throw StoreError.writeFailed(path: place, key: persistence?.key ?? "", reason: WriterThreads.nestedWriteReason)
     }
 

@@ -98,9 +98,10 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
         if isHeld(value.id) {
             let holder = storedID(value.id, recordIDs)
             if holder != record.id {
-                return .undecodable(UndecodableRecord(
-                    id: record.id, data: record.data,
-                    reason: "its value has the identity \(value.id), which record \(holder) already holds"))
+                return .undecodable(
+                    UndecodableRecord(
+                        id: record.id, data: record.data,
+                        reason: "its value has the identity \(value.id), which record \(holder) already holds"))
             }
         }
         return .value(value, odd: record.id != recordID(value.id))
@@ -126,7 +127,9 @@ extension Persistence where Value: Codable, Value.ID: Codable {
         if Value.ID.self == UUID.self {
             return ({ ($0 as! UUID).uuidString }, { UUID(uuidString: $0) as? Value.ID })
         }
-        let fromJSON: @Sendable (String) -> Value.ID? = { try? JSONDecoder().decode(Value.ID.self, from: Data($0.utf8)) }
+        let fromJSON: @Sendable (String) -> Value.ID? = {
+            try? JSONDecoder().decode(Value.ID.self, from: Data($0.utf8))
+        }
         if Value.ID.self is any BinaryInteger.Type { return ({ "\($0)" }, fromJSON) }
         let toJSON: @Sendable (Value.ID) -> String = { id in
             let encoder = JSONEncoder()

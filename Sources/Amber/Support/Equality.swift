@@ -7,7 +7,9 @@ enum Equality {
         return { checker.isEqual($0, $1) }
     }
 
-    private static func checker<E: Equatable, Value>(_ equatable: E.Type, as type: Value.Type) -> some ValueEquality<Value> {
+    private static func checker<E: Equatable, Value>(_ equatable: E.Type, as type: Value.Type) -> some ValueEquality<
+        Value
+    > {
         EquatableEquality<Value, E>()
     }
 }

@@ -6,7 +6,7 @@ public enum PushValidation {
     public static let clientIDLength = 256
 
     /// Checks a push: a client id of 1 to 256 bytes without U+0000, valid collection names and
-    /// ids (``SyncLimits``), no negative base version, and mutation ids that increase.
+    /// ids (`SyncLimits`), no negative base version, and mutation ids that increase.
     ///
     /// - Parameters:
     ///   - mutations: The pushed mutations, in order.
@@ -31,7 +31,8 @@ public enum PushValidation {
                 )
             }
             if let baseVersion = mutation.baseVersion, baseVersion < 0 {
-                throw SyncServerError.invalidRequest("The field `mutations[\(index)].baseVersion` must not be negative.")
+                throw SyncServerError.invalidRequest(
+                    "The field `mutations[\(index)].baseVersion` must not be negative.")
             }
             if let previousID, mutation.mutationID <= previousID {
                 throw SyncServerError.invalidRequest(

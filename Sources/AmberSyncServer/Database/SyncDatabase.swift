@@ -71,7 +71,7 @@ public protocol SyncDatabase: Sendable {
     /// - Parameters:
     ///   - user: The user whose records to read.
     ///   - cursor: The last version the client has seen; 0 for everything.
-    ///   - limit: The most changes to return, 1 to ``SyncLimits/maximumPullLimit``.
+    ///   - limit: The most changes to return, 1 to `SyncLimits.maximumPullLimit`.
     /// - Returns: The changes, the cursor to pass next (the last change's version, or `cursor`
     ///   when there is none) and whether more changes follow.
     /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when `cursor` is above

@@ -7,7 +7,9 @@ import Logging
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as SyncServerError {
@@ -23,7 +25,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             return response
         } catch let error as any HTTPResponseError {
-            return try Response.json(ErrorResponse(error: Self.sentence(for: error, request: request)), status: error.status)
+            return try Response.json(
+                ErrorResponse(error: Self.sentence(for: error, request: request)), status: error.status)
         } catch {
             logger.error("\(request.method) \(request.uri.path) failed: \(error)")
             return try Response.json(
@@ -39,7 +42,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         switch error.status {
         case .notFound:
-            return "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push and GET /v1/pull."
+            return
+                "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push and GET /v1/pull."
         case .contentTooLarge:
             return "The request body is larger than the server accepts."
         default:

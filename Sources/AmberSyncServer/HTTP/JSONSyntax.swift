@@ -61,10 +61,14 @@ enum JSONSyntax {
                         state = .afterValue
                         continue
                     }
-                    guard bytes[index] == UInt8(ascii: "\"") else { throw invalid("has an object key that is not a string") }
+                    guard bytes[index] == UInt8(ascii: "\"") else {
+                        throw invalid("has an object key that is not a string")
+                    }
                     try scanString()
                     skipWhitespace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid("lacks a `:` after an object key") }
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                        throw invalid("lacks a `:` after an object key")
+                    }
                     index += 1
                     state = .value
                 case .afterValue:
@@ -134,7 +138,8 @@ enum JSONSyntax {
                     index += 1
                     guard index < bytes.count else { break }
                     switch bytes[index] {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                        UInt8(ascii: "f"),
                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                         index += 1
                     case UInt8(ascii: "u"):
@@ -169,7 +174,9 @@ enum JSONSyntax {
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
                 guard index < bytes.count, Self.isDigit(bytes[index]) else { throw invalid("has a malformed number") }
                 skipDigits()
             }

@@ -68,8 +68,10 @@ public enum MutationResolver {
     private static func apply(_ mutation: Mutation, to live: ServerRecord?, newVersion: Int64) -> Outcome {
         guard let sent = mutation.value else {
             // A deletion removes the record whole, `fields` or not.
-            let tombstone = ServerRecord(value: nil, version: newVersion, createdVersion: newVersion, fieldVersions: [:])
-            return .applied(tombstone, MutationResult(mutationID: mutation.mutationID, status: .applied, version: newVersion))
+            let tombstone = ServerRecord(
+                value: nil, version: newVersion, createdVersion: newVersion, fieldVersions: [:])
+            return .applied(
+                tombstone, MutationResult(mutationID: mutation.mutationID, status: .applied, version: newVersion))
         }
         var record: ServerRecord
         if let live {

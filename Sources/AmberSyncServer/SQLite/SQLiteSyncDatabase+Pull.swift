@@ -8,7 +8,7 @@ extension SQLiteSyncDatabase {
     /// - Parameters:
     ///   - user: The user whose records to read.
     ///   - cursor: The last version the client has seen; 0 for everything.
-    ///   - limit: The most changes to return; values above ``SyncLimits/maximumPullLimit`` count as it.
+    ///   - limit: The most changes to return; values above `SyncLimits.maximumPullLimit` count as it.
     /// - Returns: The changes, the next cursor and whether more changes follow.
     /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when deletions after
     ///   `cursor` were pruned.

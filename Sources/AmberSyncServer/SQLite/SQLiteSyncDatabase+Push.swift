@@ -16,7 +16,9 @@ extension SQLiteSyncDatabase {
         guard let smallestID = mutations.first?.mutationID else { return [] }
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
-            guard var version = try Int64.fetchOne(db, sql: "SELECT version FROM users WHERE id = ?", arguments: [user.id])
+            guard
+                var version = try Int64.fetchOne(
+                    db, sql: "SELECT version FROM users WHERE id = ?", arguments: [user.id])
             else { throw SyncServerError.unauthorized }
             // The client got the answers to its earlier batches before sending this one.
             try db.execute(
@@ -38,7 +40,8 @@ extension SQLiteSyncDatabase {
                 let outcome = MutationResolver.resolve(mutation, against: current, newVersion: version + 1)
                 if case .applied(let record, _) = outcome {
                     version = record.version
-                    try Self.store(record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
+                    try Self.store(
+                        record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
                 }
                 try db.execute(
                     sql: "INSERT INTO mutation_results (user_id, client_id, mutation_id, result) VALUES (?, ?, ?, ?)",

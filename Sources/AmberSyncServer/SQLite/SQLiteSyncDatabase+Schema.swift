@@ -82,10 +82,11 @@ extension SQLiteSyncDatabase {
             }
             return found
         }
-        let tableCount = try Int.fetchOne(
-            db,
-            sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        ) ?? 0
+        let tableCount =
+            try Int.fetchOne(
+                db,
+                sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ) ?? 0
         guard tableCount == 0 else {
             throw SyncServerError.notASyncDatabase(path: path, reason: "it has tables but no amber_sync_schema table")
         }

@@ -12,7 +12,8 @@ extension SQLiteSyncDatabase {
         let token = AccessToken.generate()
         let now = Date().timeIntervalSince1970
         try await pool.write { db in
-            guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE name = ?)", arguments: [name])! else {
+            guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE name = ?)", arguments: [name])!
+            else {
                 throw SyncServerError.userExists(name)
             }
             try db.execute(sql: "INSERT INTO users (name, created_at) VALUES (?, ?)", arguments: [name, now])
@@ -33,7 +34,8 @@ extension SQLiteSyncDatabase {
         let token = AccessToken.generate()
         let now = Date().timeIntervalSince1970
         try await pool.write { db in
-            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name]) else {
+            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name])
+            else {
                 throw SyncServerError.unknownUser(name)
             }
             try db.execute(
@@ -63,7 +65,8 @@ extension SQLiteSyncDatabase {
         try await pool.read { db in
             let row = try Row.fetchOne(
                 db,
-                sql: "SELECT users.id, users.name FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.hash = ?",
+                sql:
+                    "SELECT users.id, users.name FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.hash = ?",
                 arguments: [AccessToken.hash(token)]
             )
             return row.map { SyncUser(id: $0[0], name: $0[1]) }

@@ -29,27 +29,31 @@ import Testing
     func aPullWaitingOnOneProcessWakesSoonAfterAPushThroughAnother(backend: Backend) async throws {
         try await backend.withDatabase { test in
             try await test.withSecondProcess { other in
-            let serving = test.database
-            let token = try await serving.addUser(named: "ann")
-            let ann = try #require(try await other.user(forToken: token))
+                let serving = test.database
+                let token = try await serving.addUser(named: "ann")
+                let ann = try #require(try await other.user(forToken: token))
 
-            for round in 1...3 {
-                let generation = serving.changeNotifier.generation(for: ann.id)
-                async let woken = serving.changeNotifier.wait(for: ann.id, after: generation, timeout: .seconds(10))
-                try await Task.sleep(for: .milliseconds(100))
-                _ = try await other.push(
-                    [Mutation(mutationID: Int64(round), collection: "notes", id: "n\(round)", baseVersion: nil, value: [:])],
-                    clientID: "c", for: ann
-                )
-                let clock = ContinuousClock()
-                let pushed = clock.now
-                #expect(await woken)
-                let elapsed = pushed.duration(to: clock.now)
-                // The one-second contract is timed between real server processes in
-                // TwoServerProcessesTests; here the waiter shares this busy test process.
-                #expect(elapsed < .seconds(5), "round \(round): woken \(elapsed) after the push")
-            }
-            #expect(try await serving.pull(for: ann, after: 0, limit: 10).changes.map(\.id) == ["n1", "n2", "n3"])
+                for round in 1...3 {
+                    let generation = serving.changeNotifier.generation(for: ann.id)
+                    async let woken = serving.changeNotifier.wait(for: ann.id, after: generation, timeout: .seconds(10))
+                    try await Task.sleep(for: .milliseconds(100))
+                    _ = try await other.push(
+                        [
+                            Mutation(
+                                mutationID: Int64(round), collection: "notes", id: "n\(round)", baseVersion: nil,
+                                value: [:])
+                        ],
+                        clientID: "c", for: ann
+                    )
+                    let clock = ContinuousClock()
+                    let pushed = clock.now
+                    #expect(await woken)
+                    let elapsed = pushed.duration(to: clock.now)
+                    // The one-second contract is timed between real server processes in
+                    // TwoServerProcessesTests; here the waiter shares this busy test process.
+                    #expect(elapsed < .seconds(5), "round \(round): woken \(elapsed) after the push")
+                }
+                #expect(try await serving.pull(for: ann, after: 0, limit: 10).changes.map(\.id) == ["n1", "n2", "n3"])
             }
         }
     }
@@ -60,45 +64,49 @@ import Testing
     func concurrentPushesCommitVersionsInOrderSoACursorMissesNothing(backend: Backend) async throws {
         try await backend.withDatabase { test in
             try await test.withSecondProcess { second in
-            let first = test.database
-            let token = try await first.addUser(named: "ann")
-            let ann = try #require(try await first.user(forToken: token))
-            let writers = 6
-            let pushesPerWriter = 25
+                let first = test.database
+                let token = try await first.addUser(named: "ann")
+                let ann = try #require(try await first.user(forToken: token))
+                let writers = 6
+                let pushesPerWriter = 25
 
-            let seen = try await withThrowingTaskGroup(of: Set<String>.self) { group in
-                for writer in 0..<writers {
-                    let database = writer.isMultiple(of: 2) ? first : second
-                    group.addTask {
-                        for push in 1...pushesPerWriter {
-                            _ = try await database.push(
-                                [Mutation(mutationID: Int64(push), collection: "notes", id: "w\(writer)-\(push)", baseVersion: nil, value: [:])],
-                                clientID: "writer-\(writer)", for: ann
-                            )
+                let seen = try await withThrowingTaskGroup(of: Set<String>.self) { group in
+                    for writer in 0..<writers {
+                        let database = writer.isMultiple(of: 2) ? first : second
+                        group.addTask {
+                            for push in 1...pushesPerWriter {
+                                _ = try await database.push(
+                                    [
+                                        Mutation(
+                                            mutationID: Int64(push), collection: "notes", id: "w\(writer)-\(push)",
+                                            baseVersion: nil, value: [:])
+                                    ],
+                                    clientID: "writer-\(writer)", for: ann
+                                )
+                            }
+                            return []
                         }
-                        return []
                     }
-                }
-                group.addTask {
-                    // Follows the cursor as a client would, until every record came by.
+                    group.addTask {
+                        // Follows the cursor as a client would, until every record came by.
+                        var seen: Set<String> = []
+                        var cursor: Int64 = 0
+                        let deadline = Date().addingTimeInterval(60)
+                        while seen.count < writers * pushesPerWriter, Date() < deadline {
+                            let page = try await first.pull(for: ann, after: cursor, limit: 7)
+                            seen.formUnion(page.changes.map(\.id))
+                            cursor = page.cursor
+                            if page.changes.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+                        }
+                        return seen
+                    }
                     var seen: Set<String> = []
-                    var cursor: Int64 = 0
-                    let deadline = Date().addingTimeInterval(60)
-                    while seen.count < writers * pushesPerWriter, Date() < deadline {
-                        let page = try await first.pull(for: ann, after: cursor, limit: 7)
-                        seen.formUnion(page.changes.map(\.id))
-                        cursor = page.cursor
-                        if page.changes.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
-                    }
+                    for try await ids in group { seen.formUnion(ids) }
                     return seen
                 }
-                var seen: Set<String> = []
-                for try await ids in group { seen.formUnion(ids) }
-                return seen
-            }
-            #expect(seen.count == writers * pushesPerWriter)
-            let all = try await first.pull(for: ann, after: 0, limit: 1_000)
-            #expect(all.changes.map(\.version) == Array(1...Int64(writers * pushesPerWriter)))
+                #expect(seen.count == writers * pushesPerWriter)
+                let all = try await first.pull(for: ann, after: 0, limit: 1_000)
+                #expect(all.changes.map(\.version) == Array(1...Int64(writers * pushesPerWriter)))
             }
         }
     }

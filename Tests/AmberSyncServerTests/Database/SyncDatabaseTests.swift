@@ -27,7 +27,9 @@ import Testing
             #expect(try await database.user(forToken: bob) != annUser)
 
             await #expect(throws: SyncServerError.userExists("ann")) { try await database.addUser(named: "ann") }
-            await #expect(throws: SyncServerError.unknownUser("carol")) { try await database.addToken(forUserNamed: "carol") }
+            await #expect(throws: SyncServerError.unknownUser("carol")) {
+                try await database.addToken(forUserNamed: "carol")
+            }
             for name in ["", "   ", "tab\tname", "new\nline", String(repeating: "n", count: 257)] {
                 await #expect(throws: SyncServerError.invalidUserName(name)) { try await database.addUser(named: name) }
             }

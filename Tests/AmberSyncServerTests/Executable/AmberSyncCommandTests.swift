@@ -45,7 +45,8 @@ import Testing
             printed.withLock { String(decoding: $0, as: UTF8.self).contains("\n") }
         }
         try #require(listening, "serve printed nothing")
-        let line = printed.withLock { String(decoding: $0, as: UTF8.self) }.split(separator: "\n").first.map(String.init) ?? ""
+        let line =
+            printed.withLock { String(decoding: $0, as: UTF8.self) }.split(separator: "\n").first.map(String.init) ?? ""
         let match = try #require(line.wholeMatch(of: /listening on http:\/\/127\.0\.0\.1:(\d+)/), "printed \(line)")
         let port = try #require(Int(match.1))
         #expect(port > 0)

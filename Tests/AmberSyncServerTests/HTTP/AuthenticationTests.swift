@@ -33,7 +33,9 @@ import Testing
                 [.authorization: "Bearer \(token)x"],
             ]
             for headers in headerCases {
-                for (method, uri, body) in [(HTTPRequest.Method.post, "/v1/push", push), (.get, "/v1/pull?cursor=0", nil)] {
+                for (method, uri, body) in [
+                    (HTTPRequest.Method.post, "/v1/push", push), (.get, "/v1/pull?cursor=0", nil),
+                ] {
                     let response = try await harness.send(method, uri, token: nil, body: body, headers: headers)
                     #expect(response.status == .unauthorized, "\(method) \(uri) with \(headers)")
                     #expect(response.headers[.wwwAuthenticate] == "Bearer")
@@ -41,7 +43,8 @@ import Testing
                 }
             }
             // The scheme is case-insensitive; the real token works.
-            let response = try await harness.send(.get, "/v1/pull", token: nil, headers: [.authorization: "bearer \(token)"])
+            let response = try await harness.send(
+                .get, "/v1/pull", token: nil, headers: [.authorization: "bearer \(token)"])
             #expect(response.status == .ok)
         }
     }
@@ -53,7 +56,10 @@ import Testing
             let laptop = try await harness.database.addToken(forUserNamed: "ann")
             #expect(phone != laptop)
             _ = try await harness.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: .strings(["text": "hi"]))],
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: .strings(["text": "hi"]))
+                ],
                 token: phone
             )
             #expect(try await harness.pullAll(token: laptop).map(\.id) == ["n"])

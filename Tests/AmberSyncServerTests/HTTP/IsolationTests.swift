@@ -13,8 +13,12 @@ import Testing
             let bob = try await harness.addUser("bob")
             let annResults = try await harness.push(
                 [
-                    Mutation(mutationID: 1, collection: "notes", id: "shared-id", baseVersion: nil, value: .strings(["text": "ann's"])),
-                    Mutation(mutationID: 2, collection: "notes", id: "ann-only", baseVersion: nil, value: .strings(["text": "secret"])),
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "shared-id", baseVersion: nil,
+                        value: .strings(["text": "ann's"])),
+                    Mutation(
+                        mutationID: 2, collection: "notes", id: "ann-only", baseVersion: nil,
+                        value: .strings(["text": "secret"])),
                 ],
                 clientID: "same-client",
                 token: ann
@@ -29,9 +33,13 @@ import Testing
             // The same collection, id, client id and mutation id are Bob's own: his versions start at 1.
             let bobResults = try await harness.push(
                 [
-                    Mutation(mutationID: 1, collection: "notes", id: "shared-id", baseVersion: nil, value: .strings(["text": "bob's"])),
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "shared-id", baseVersion: nil,
+                        value: .strings(["text": "bob's"])),
                     Mutation(mutationID: 2, collection: "notes", id: "ann-only", baseVersion: 2, value: nil),
-                    Mutation(mutationID: 3, collection: "notes", id: "ann-only", baseVersion: 2, value: ["x": .integer(1)], fields: ["x"]),
+                    Mutation(
+                        mutationID: 3, collection: "notes", id: "ann-only", baseVersion: 2, value: ["x": .integer(1)],
+                        fields: ["x"]),
                 ],
                 clientID: "same-client",
                 token: bob
@@ -39,12 +47,17 @@ import Testing
             #expect(bobResults[0] == MutationResult(mutationID: 1, status: .applied, version: 1))
             // A conflict tells Bob nothing of Ann's record: to him it does not exist.
             #expect(bobResults[1] == MutationResult(mutationID: 2, status: .conflict, version: 0, value: nil))
-            #expect(bobResults[2] == MutationResult(mutationID: 3, status: .conflict, version: 0, value: nil, fields: ["x"]))
+            #expect(
+                bobResults[2] == MutationResult(mutationID: 3, status: .conflict, version: 0, value: nil, fields: ["x"])
+            )
 
             let annRecords = try await harness.pullAll(token: ann)
             #expect(annRecords.map(\.value) == [.strings(["text": "ann's"]), .strings(["text": "secret"])])
             let bobRecords = try await harness.pullAll(token: bob)
-            #expect(bobRecords == [RecordChange(collection: "notes", id: "shared-id", version: 1, value: .strings(["text": "bob's"]))])
+            #expect(
+                bobRecords == [
+                    RecordChange(collection: "notes", id: "shared-id", version: 1, value: .strings(["text": "bob's"]))
+                ])
         }
     }
 }

@@ -6,7 +6,8 @@ import HummingbirdTesting
 import Testing
 
 @Suite struct LongPollTests {
-    static let note = Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
+    static let note = Mutation(
+        mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
 
     @Test(arguments: Backend.allCases)
     func aWaitingPullIsWokenByAPush(backend: Backend) async throws {

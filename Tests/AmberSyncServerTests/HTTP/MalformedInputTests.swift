@@ -12,15 +12,16 @@ import Testing
     /// A valid body whose every part the generator below breaks in turn.
     static func makeValidBody() -> [String: Any] {
         [
-        "clientID": "client-1",
-        "mutations": [
-            [
-                "mutationID": 1, "collection": "notes", "id": "n1", "baseVersion": NSNull(),
-                "value": ["id": "n1", "text": "hi", "tags": ["a", "b"], "nested": ["x": 1.5]] as [String: Any],
-                "fields": ["text"],
-            ] as [String: Any],
-            ["mutationID": 2, "collection": "tags", "id": "t1", "baseVersion": 7, "value": NSNull()] as [String: Any],
-        ],
+            "clientID": "client-1",
+            "mutations": [
+                [
+                    "mutationID": 1, "collection": "notes", "id": "n1", "baseVersion": NSNull(),
+                    "value": ["id": "n1", "text": "hi", "tags": ["a", "b"], "nested": ["x": 1.5]] as [String: Any],
+                    "fields": ["text"],
+                ] as [String: Any],
+                ["mutationID": 2, "collection": "tags", "id": "t1", "baseVersion": 7, "value": NSNull()]
+                    as [String: Any],
+            ],
         ]
     }
 
@@ -77,7 +78,8 @@ import Testing
                 tooLongCollection, "tab\t", "emoji😀", "semi;colon",
             ],
             "id": [
-                1, NSNull(), [Any](), [String: Any](), true, "", String(repeating: "i", count: 257), String(repeating: "é", count: 129),
+                1, NSNull(), [Any](), [String: Any](), true, "", String(repeating: "i", count: 257),
+                String(repeating: "é", count: 129),
                 "a\u{0}b", "\u{0}",
             ],
             "baseVersion": ["1", 1.5, true, [Any](), [String: Any](), -1, "null"],
@@ -125,11 +127,23 @@ import Testing
         for text in texts {
             cases.append(Case(name: "text", body: Array(text.utf8)))
         }
-        cases.append(Case(name: "invalid UTF-8 in a string", body: Array("{\"clientID\":\"".utf8) + [0xC3, 0x28, 0xFF] + Array("\",\"mutations\":[]}".utf8)))
-        cases.append(Case(name: "UTF-16", body: Array("{\"clientID\":\"c\",\"mutations\":[]}".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })))
+        cases.append(
+            Case(
+                name: "invalid UTF-8 in a string",
+                body: Array("{\"clientID\":\"".utf8) + [0xC3, 0x28, 0xFF] + Array("\",\"mutations\":[]}".utf8)))
+        cases.append(
+            Case(
+                name: "UTF-16",
+                body: Array(
+                    "{\"clientID\":\"c\",\"mutations\":[]}".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })))
         for depth in [257, 1_000, 100_000] {
             cases.append(Case(name: "value nested \(depth) deep", body: pushNested(depth: depth)))
-            cases.append(Case(name: "body nested \(depth) deep", body: Array((String(repeating: "{\"a\":", count: depth) + "1" + String(repeating: "}", count: depth)).utf8)))
+            cases.append(
+                Case(
+                    name: "body nested \(depth) deep",
+                    body: Array(
+                        (String(repeating: "{\"a\":", count: depth) + "1" + String(repeating: "}", count: depth)).utf8))
+            )
         }
 
         // Random bytes, from a fixed seed so a failure can be replayed.
@@ -147,7 +161,8 @@ import Testing
     /// A push whose JSON nests `depth` levels deep: 4 levels of push, mutation and value, then arrays.
     static func pushNested(depth: Int) -> [UInt8] {
         let arrays = depth - 4
-        let text = "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":{\"a\":"
+        let text =
+            "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":{\"a\":"
             + String(repeating: "[", count: arrays) + String(repeating: "]", count: arrays) + "}}]}"
         return Array(text.utf8)
     }
@@ -179,7 +194,8 @@ import Testing
     func everyMalformedPushIs400WithAJSONErrorAndChangesNothing(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            let seed = Mutation(mutationID: 1, collection: "notes", id: "n1", baseVersion: nil, value: ["text": .string("seed")])
+            let seed = Mutation(
+                mutationID: 1, collection: "notes", id: "n1", baseVersion: nil, value: ["text": .string("seed")])
             _ = try await harness.push([seed], clientID: "client-1", token: token)
             let before = try await harness.pullAll(token: token)
 
@@ -194,7 +210,8 @@ import Testing
             // Nothing changed: the same records, and the next applied mutation gets version 2.
             #expect(try await harness.pullAll(token: token) == before)
             let next = try await harness.push(
-                [Mutation(mutationID: 2, collection: "notes", id: "n2", baseVersion: nil, value: [:])], clientID: "client-1", token: token
+                [Mutation(mutationID: 2, collection: "notes", id: "n2", baseVersion: nil, value: [:])],
+                clientID: "client-1", token: token
             )
             #expect(next == [MutationResult(mutationID: 2, status: .applied, version: 2)])
             #expect(try await harness.send(.get, "/v1/health", token: nil).status == .ok)
@@ -209,11 +226,26 @@ import Testing
                 ("{", "not valid JSON"),
                 ("[]", "must be a JSON object"),
                 ("{\"mutations\":[]}", "`clientID` is missing"),
-                ("{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":[]}]}", "`mutations[0].value` must be a JSON object or null"),
-                ("{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":\"1\",\"collection\":\"n\",\"id\":\"1\"}]}", "`mutations[0].mutationID` must be an integer"),
-                ("{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"a b\",\"id\":\"1\"}]}", "`mutations[0].collection` must match"),
-                ("{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"\"}]}", "`mutations[0].id` must be 1 to 256 bytes"),
-                ("{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":2,\"collection\":\"n\",\"id\":\"1\"},{\"mutationID\":2,\"collection\":\"n\",\"id\":\"2\"}]}", "`mutations[1].mutationID` must be greater"),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":[]}]}",
+                    "`mutations[0].value` must be a JSON object or null"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":\"1\",\"collection\":\"n\",\"id\":\"1\"}]}",
+                    "`mutations[0].mutationID` must be an integer"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"a b\",\"id\":\"1\"}]}",
+                    "`mutations[0].collection` must match"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"\"}]}",
+                    "`mutations[0].id` must be 1 to 256 bytes"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":2,\"collection\":\"n\",\"id\":\"1\"},{\"mutationID\":2,\"collection\":\"n\",\"id\":\"2\"}]}",
+                    "`mutations[1].mutationID` must be greater"
+                ),
             ]
             for (body, phrase) in expectations {
                 let response = try await harness.send(.post, "/v1/push", token: token, body: Array(body.utf8))
@@ -229,7 +261,8 @@ import Testing
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
             let queries = [
-                "cursor=-1", "cursor=abc", "cursor=1.5", "cursor=", "cursor=1e3", "cursor=%2D1", "cursor=99999999999999999999",
+                "cursor=-1", "cursor=abc", "cursor=1.5", "cursor=", "cursor=1e3", "cursor=%2D1",
+                "cursor=99999999999999999999",
                 "cursor=+1", "cursor=0x10", "cursor= 1", "limit=-5", "limit=0", "limit=ten", "limit=2.5", "limit=",
                 "wait=-1", "wait=abc", "wait=0.5", "wait=", "cursor=1&limit=-1", "cursor=0&wait=NaN",
             ]
@@ -239,7 +272,9 @@ import Testing
                 _ = try response.errorBody()
             }
             // Large values are capped, not refused.
-            #expect(try await harness.send(.get, "/v1/pull?cursor=9223372036854775807&limit=100000&wait=0", token: token).status == .ok)
+            #expect(
+                try await harness.send(.get, "/v1/pull?cursor=9223372036854775807&limit=100000&wait=0", token: token)
+                    .status == .ok)
         }
     }
 
@@ -248,7 +283,8 @@ import Testing
         try await withHarness(backend, maximumBodySize: 1_024) { harness in
             let token = try await harness.addUser("ann")
             let big = Mutation(
-                mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string(String(repeating: "x", count: 2_000))]
+                mutationID: 1, collection: "notes", id: "n", baseVersion: nil,
+                value: ["text": .string(String(repeating: "x", count: 2_000))]
             )
             let body = Array(try JSONEncoder().encode(PushRequest(clientID: "c", mutations: [big])))
             let response = try await harness.send(.post, "/v1/push", token: token, body: body)
@@ -257,7 +293,8 @@ import Testing
             #expect(try await harness.pullAll(token: token).isEmpty)
 
             // Just under the limit is fine.
-            let small = Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("x")])
+            let small = Mutation(
+                mutationID: 2, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("x")])
             #expect(try await harness.push([small], clientID: "c", token: token).map(\.status) == [.applied])
         }
     }

@@ -6,7 +6,9 @@ import HummingbirdTesting
 import Testing
 
 @Suite struct PullTests {
-    static func create(_ ids: some Sequence<Int>, collection: String = "notes", firstMutationID: Int64 = 1) -> [Mutation] {
+    static func create(_ ids: some Sequence<Int>, collection: String = "notes", firstMutationID: Int64 = 1)
+        -> [Mutation]
+    {
         ids.enumerated().map { offset, id in
             Mutation(
                 mutationID: firstMutationID + Int64(offset), collection: collection, id: "\(id)", baseVersion: nil,
@@ -23,10 +25,14 @@ import Testing
             // Records 3, 7 and 20 change again (26...28), and 7 once more (29); 12 is deleted (30).
             _ = try await harness.push(
                 [
-                    Mutation(mutationID: 100, collection: "notes", id: "3", baseVersion: 4, value: ["n": .integer(300)]),
-                    Mutation(mutationID: 101, collection: "notes", id: "7", baseVersion: 8, value: ["n": .integer(700)]),
-                    Mutation(mutationID: 102, collection: "notes", id: "20", baseVersion: 21, value: ["n": .integer(2000)]),
-                    Mutation(mutationID: 103, collection: "notes", id: "7", baseVersion: 27, value: ["n": .integer(7000)]),
+                    Mutation(
+                        mutationID: 100, collection: "notes", id: "3", baseVersion: 4, value: ["n": .integer(300)]),
+                    Mutation(
+                        mutationID: 101, collection: "notes", id: "7", baseVersion: 8, value: ["n": .integer(700)]),
+                    Mutation(
+                        mutationID: 102, collection: "notes", id: "20", baseVersion: 21, value: ["n": .integer(2000)]),
+                    Mutation(
+                        mutationID: 103, collection: "notes", id: "7", baseVersion: 27, value: ["n": .integer(7000)]),
                     Mutation(mutationID: 104, collection: "notes", id: "12", baseVersion: 13, value: nil),
                 ],
                 token: token
@@ -48,7 +54,8 @@ import Testing
             #expect(Set(changes.map(\.id)).count == 25)
             #expect(changes.suffix(4).map(\.id) == ["3", "20", "7", "12"])
             #expect(changes.first { $0.id == "7" }?.value == ["n": .integer(7000)])
-            #expect(changes.first { $0.id == "12" } == RecordChange(collection: "notes", id: "12", version: 30, value: nil))
+            #expect(
+                changes.first { $0.id == "12" } == RecordChange(collection: "notes", id: "12", version: 30, value: nil))
             #expect(pages.last?.cursor == 30)
 
             // Only what changed after a cursor; nothing after the last version.

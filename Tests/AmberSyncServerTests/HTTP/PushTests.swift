@@ -14,11 +14,16 @@ import Testing
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
             let results = try await harness.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token
             )
             #expect(results == [MutationResult(mutationID: 1, status: .applied, version: 1)])
             let pulled = try await harness.pull(token: token)
-            #expect(pulled == PullResponse(changes: [RecordChange(collection: "notes", id: "n", version: 1, value: Self.note)], cursor: 1, hasMore: false))
+            #expect(
+                pulled
+                    == PullResponse(
+                        changes: [RecordChange(collection: "notes", id: "n", version: 1, value: Self.note)], cursor: 1,
+                        hasMore: false))
         }
     }
 
@@ -26,17 +31,26 @@ import Testing
     func aStaleBaseIsAConflictCarryingTheServerRecordAndChangesNothing(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token)
             let renamed = Self.note.merging(["text": .string("renamed")]) { $1 }
-            _ = try await harness.push([Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: renamed)], token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: renamed)], token: token)
 
             let results = try await harness.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: 1, value: .strings(["text": "mine"]))],
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: 1, value: .strings(["text": "mine"]))
+                ],
                 clientID: "other",
                 token: token
             )
             #expect(results == [MutationResult(mutationID: 1, status: .conflict, version: 2, value: renamed)])
-            #expect(try await harness.pullAll(token: token) == [RecordChange(collection: "notes", id: "n", version: 2, value: renamed)])
+            #expect(
+                try await harness.pullAll(token: token) == [
+                    RecordChange(collection: "notes", id: "n", version: 2, value: renamed)
+                ])
         }
     }
 
@@ -44,10 +58,13 @@ import Testing
     func withoutFieldsTheValueReplacesTheRecordWhole(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token)
             let replacement: JSONObject = ["id": .string("n"), "title": .string("new")]
             let results = try await harness.push(
-                [Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: replacement)], token: token
+                [Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: replacement)],
+                token: token
             )
             #expect(results == [MutationResult(mutationID: 2, status: .applied, version: 2)])
             #expect(try await harness.pullAll(token: token).map(\.value) == [replacement])
@@ -58,17 +75,27 @@ import Testing
     func editsOfDifferentFieldsMergeOnTheServer(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token)
             // The day phone changes the text...
             let day = try await harness.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: 1, value: Self.note.merging(["text": .string("sorbet")]) { $1 }, fields: ["text"])],
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: 1,
+                        value: Self.note.merging(["text": .string("sorbet")]) { $1 }, fields: ["text"])
+                ],
                 clientID: "day",
                 token: token
             )
             #expect(day == [MutationResult(mutationID: 1, status: .applied, version: 2)])
             // ...and the night phone, still on version 1, pins the note; its stale text is not written.
             let night = try await harness.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: 1, value: Self.note.merging(["pinned": .bool(true)]) { $1 }, fields: ["pinned"])],
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: 1,
+                        value: Self.note.merging(["pinned": .bool(true)]) { $1 }, fields: ["pinned"])
+                ],
                 clientID: "night",
                 token: token
             )
@@ -82,16 +109,29 @@ import Testing
     func aFieldChangedOnTheServerIsAConflictListingIt(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token)
             let sorbet = Self.note.merging(["text": .string("sorbet")]) { $1 }
-            _ = try await harness.push([Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: sorbet, fields: ["text"])], token: token)
+            _ = try await harness.push(
+                [
+                    Mutation(
+                        mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: sorbet, fields: ["text"])
+                ], token: token)
 
             let results = try await harness.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: 1, value: ["text": .string("gelato"), "pinned": .bool(true)], fields: ["text", "pinned"])],
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: 1,
+                        value: ["text": .string("gelato"), "pinned": .bool(true)], fields: ["text", "pinned"])
+                ],
                 clientID: "night",
                 token: token
             )
-            #expect(results == [MutationResult(mutationID: 1, status: .conflict, version: 2, value: sorbet, fields: ["text"])])
+            #expect(
+                results == [
+                    MutationResult(mutationID: 1, status: .conflict, version: 2, value: sorbet, fields: ["text"])
+                ])
             #expect(try await harness.pullAll(token: token).map(\.value) == [sorbet])
         }
     }
@@ -100,10 +140,16 @@ import Testing
     func aFieldMissingFromTheValueIsRemovedAndOtherKeysKeepTheServersContent(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token)
             // An old client that knows only `id` and `text` removes `text`; `pinned`, unknown to it, stays.
             let results = try await harness.push(
-                [Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: ["id": .string("n")], fields: ["text"])], token: token
+                [
+                    Mutation(
+                        mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: ["id": .string("n")],
+                        fields: ["text"])
+                ], token: token
             )
             let stored: JSONObject = ["id": .string("n"), "pinned": .bool(false)]
             #expect(results == [MutationResult(mutationID: 2, status: .applied, version: 2, value: stored)])
@@ -115,34 +161,50 @@ import Testing
     func aDeletedRecordIsPulledAsNullConflictsWithStaleEditsAndComesBackWithBaseNull(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token)
-            let deletion = try await harness.push([Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: nil)], token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token)
+            let deletion = try await harness.push(
+                [Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: nil)], token: token)
             #expect(deletion == [MutationResult(mutationID: 2, status: .applied, version: 2)])
-            #expect(try await harness.pull(token: token).changes == [RecordChange(collection: "notes", id: "n", version: 2, value: nil)])
-            #expect(try await harness.pull(token: token, cursor: 1).changes == [RecordChange(collection: "notes", id: "n", version: 2, value: nil)])
+            #expect(
+                try await harness.pull(token: token).changes == [
+                    RecordChange(collection: "notes", id: "n", version: 2, value: nil)
+                ])
+            #expect(
+                try await harness.pull(token: token, cursor: 1).changes == [
+                    RecordChange(collection: "notes", id: "n", version: 2, value: nil)
+                ])
 
             let staleEdit = try await harness.push(
                 [
-                    Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: 1, value: ["text": .string("x")], fields: ["text"]),
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: 1, value: ["text": .string("x")],
+                        fields: ["text"]),
                     Mutation(mutationID: 2, collection: "notes", id: "n", baseVersion: 1, value: Self.note),
                     Mutation(mutationID: 3, collection: "notes", id: "n", baseVersion: 1, value: nil),
                 ],
                 clientID: "night",
                 token: token
             )
-            #expect(staleEdit == [
-                MutationResult(mutationID: 1, status: .conflict, version: 2, value: nil, fields: ["text"]),
-                MutationResult(mutationID: 2, status: .conflict, version: 2, value: nil),
-                MutationResult(mutationID: 3, status: .conflict, version: 2, value: nil),
-            ])
+            #expect(
+                staleEdit == [
+                    MutationResult(mutationID: 1, status: .conflict, version: 2, value: nil, fields: ["text"]),
+                    MutationResult(mutationID: 2, status: .conflict, version: 2, value: nil),
+                    MutationResult(mutationID: 3, status: .conflict, version: 2, value: nil),
+                ])
 
             // The edit wins: the client re-creates the record with baseVersion null.
             let recreated = Self.note.merging(["text": .string("x")]) { $1 }
             let recreation = try await harness.push(
-                [Mutation(mutationID: 4, collection: "notes", id: "n", baseVersion: nil, value: recreated)], clientID: "night", token: token
+                [Mutation(mutationID: 4, collection: "notes", id: "n", baseVersion: nil, value: recreated)],
+                clientID: "night", token: token
             )
             #expect(recreation == [MutationResult(mutationID: 4, status: .applied, version: 3)])
-            #expect(try await harness.pullAll(token: token) == [RecordChange(collection: "notes", id: "n", version: 3, value: recreated)])
+            #expect(
+                try await harness.pullAll(token: token) == [
+                    RecordChange(collection: "notes", id: "n", version: 3, value: recreated)
+                ])
         }
     }
 
@@ -169,13 +231,17 @@ import Testing
     func aResentBatchIsAnsweredByteForByteAsTheFirstTimeAndNeverAppliedTwice(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "taken", baseVersion: nil, value: Self.note)], clientID: "day", token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "taken", baseVersion: nil, value: Self.note)],
+                clientID: "day", token: token)
             let batch = PushRequest(
                 clientID: "night",
                 mutations: [
                     Mutation(mutationID: 5, collection: "notes", id: "new", baseVersion: nil, value: Self.note),
                     Mutation(mutationID: 6, collection: "notes", id: "taken", baseVersion: nil, value: Self.note),
-                    Mutation(mutationID: 7, collection: "notes", id: "taken", baseVersion: 1, value: ["pinned": .bool(true)], fields: ["pinned"]),
+                    Mutation(
+                        mutationID: 7, collection: "notes", id: "taken", baseVersion: 1, value: ["pinned": .bool(true)],
+                        fields: ["pinned"]),
                 ]
             )
             let body = Array(try JSONEncoder().encode(batch))
@@ -186,7 +252,9 @@ import Testing
             #expect(firstResults.map(\.version) == [2, 1, 3])
 
             // Another client changes "taken", so answering afresh would now differ.
-            _ = try await harness.push([Mutation(mutationID: 2, collection: "notes", id: "taken", baseVersion: 3, value: nil)], clientID: "day", token: token)
+            _ = try await harness.push(
+                [Mutation(mutationID: 2, collection: "notes", id: "taken", baseVersion: 3, value: nil)],
+                clientID: "day", token: token)
             let before = try await harness.pullAll(token: token)
 
             let again = try await harness.send(.post, "/v1/push", token: token, body: body)
@@ -204,7 +272,9 @@ import Testing
     func aBatchAfterAnAnsweredOneIsAnsweredAfresh(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            let first = try await harness.push([Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)], token: token)
+            let first = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note)],
+                token: token)
             let second = try await harness.push(
                 [
                     Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: Self.note),

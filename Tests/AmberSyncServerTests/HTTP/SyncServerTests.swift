@@ -27,13 +27,18 @@ import Testing
             #expect(try JSONDecoder().decode(HealthResponse.self, from: health.body) == HealthResponse())
 
             // A long-poll over a real connection is woken by a push over another.
-            async let waiting = httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/pull?cursor=0&wait=20")!, token: token)
+            async let waiting = httpRequest(
+                URL(string: "http://127.0.0.1:\(port)/v1/pull?cursor=0&wait=20")!, token: token)
             try await Task.sleep(for: .milliseconds(300))
             let push = PushRequest(
-                clientID: "c", mutations: [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["a": .integer(1)])]
+                clientID: "c",
+                mutations: [
+                    Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["a": .integer(1)])
+                ]
             )
             let pushed = try await httpRequest(
-                base.appendingPathComponent("v1/push"), method: "POST", token: token, body: try JSONEncoder().encode(push)
+                base.appendingPathComponent("v1/push"), method: "POST", token: token,
+                body: try JSONEncoder().encode(push)
             )
             #expect(pushed.status == 200)
             let pulled = try await waiting
@@ -46,7 +51,9 @@ import Testing
 
             running.cancel()
             _ = await running.result
-            await #expect(throws: (any Error).self) { try await httpRequest(base.appendingPathComponent("v1/health"), timeout: 5) }
+            await #expect(throws: (any Error).self) {
+                try await httpRequest(base.appendingPathComponent("v1/health"), timeout: 5)
+            }
         }
     }
 

@@ -29,18 +29,23 @@ struct MutationResolverTests {
     }
 
     @Test func aNonNullBaseVersionForARecordTheServerNeverHadIsAConflictWithValueNull() {
-        let outcome = MutationResolver.resolve(mutation(base: 3, value: ["a": .integer(1)]), against: nil, newVersion: 1)
+        let outcome = MutationResolver.resolve(
+            mutation(base: 3, value: ["a": .integer(1)]), against: nil, newVersion: 1)
         #expect(outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 0, value: nil)))
     }
 
     @Test func baseVersionNullAgainstALiveRecordIsAConflictCarryingTheRecord() {
-        let outcome = MutationResolver.resolve(mutation(base: nil, value: ["a": .integer(1)]), against: record, newVersion: 13)
-        #expect(outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value)))
+        let outcome = MutationResolver.resolve(
+            mutation(base: nil, value: ["a": .integer(1)]), against: record, newVersion: 13)
+        #expect(
+            outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value)))
     }
 
     @Test func aWholeReplaceOnTheCurrentVersionDropsMissingKeysAndVersionsOnlyChangedKeys() {
         let sent: JSONObject = ["id": .string("n"), "text": .string("sorbet"), "color": .string("red")]
-        guard case .applied(let stored, let result) = MutationResolver.resolve(mutation(base: 12, value: sent), against: record, newVersion: 13)
+        guard
+            case .applied(let stored, let result) = MutationResolver.resolve(
+                mutation(base: 12, value: sent), against: record, newVersion: 13)
         else {
             Issue.record("expected applied")
             return
@@ -52,18 +57,23 @@ struct MutationResolverTests {
     }
 
     @Test func aWholeReplaceOnAnOlderVersionIsAConflictWithoutFields() {
-        let outcome = MutationResolver.resolve(mutation(base: 11, value: ["id": .string("n")]), against: record, newVersion: 13)
-        #expect(outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value)))
+        let outcome = MutationResolver.resolve(
+            mutation(base: 11, value: ["id": .string("n")]), against: record, newVersion: 13)
+        #expect(
+            outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value)))
     }
 
     @Test func fieldsUnchangedSinceAnOlderBaseMergeAndTheResultCarriesTheMergedRecord() {
         let sent: JSONObject = ["id": .string("n"), "text": .string("vanilla"), "pinned": .bool(true)]
-        let outcome = MutationResolver.resolve(mutation(base: 10, value: sent, fields: ["pinned"]), against: record, newVersion: 13)
+        let outcome = MutationResolver.resolve(
+            mutation(base: 10, value: sent, fields: ["pinned"]), against: record, newVersion: 13)
         let merged: JSONObject = ["id": .string("n"), "text": .string("sorbet"), "pinned": .bool(true)]
         #expect(
             outcome
                 == .applied(
-                    ServerRecord(value: merged, version: 13, createdVersion: 10, fieldVersions: ["id": 10, "text": 12, "pinned": 13]),
+                    ServerRecord(
+                        value: merged, version: 13, createdVersion: 10,
+                        fieldVersions: ["id": 10, "text": 12, "pinned": 13]),
                     MutationResult(mutationID: 7, status: .applied, version: 13, value: merged)
                 )
         )
@@ -83,12 +93,16 @@ struct MutationResolverTests {
 
     @Test func aFieldChangedOnTheServerSinceTheBaseIsAConflictNamingOnlyThatField() {
         let outcome = MutationResolver.resolve(
-            mutation(base: 11, value: ["text": .string("x"), "pinned": .bool(true)], fields: ["text", "pinned", "text"]),
+            mutation(
+                base: 11, value: ["text": .string("x"), "pinned": .bool(true)], fields: ["text", "pinned", "text"]),
             against: record,
             newVersion: 13
         )
         #expect(
-            outcome == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value, fields: ["text"]))
+            outcome
+                == .conflict(
+                    MutationResult(mutationID: 7, status: .conflict, version: 12, value: record.value, fields: ["text"])
+                )
         )
     }
 
@@ -113,7 +127,8 @@ struct MutationResolverTests {
 
     @Test func aDeleteOnTheCurrentVersionLeavesATombstoneAndADeleteWithFieldsDeletesWhole() {
         for fields in [nil, ["text"]] as [[String]?] {
-            let outcome = MutationResolver.resolve(mutation(base: 12, value: nil, fields: fields), against: record, newVersion: 13)
+            let outcome = MutationResolver.resolve(
+                mutation(base: 12, value: nil, fields: fields), against: record, newVersion: 13)
             #expect(
                 outcome
                     == .applied(
@@ -125,7 +140,8 @@ struct MutationResolverTests {
     }
 
     @Test func aDeleteOnAnOlderVersionIsAConflictEvenWhenItsFieldsDidNotChange() {
-        let outcome = MutationResolver.resolve(mutation(base: 10, value: nil, fields: ["pinned"]), against: record, newVersion: 13)
+        let outcome = MutationResolver.resolve(
+            mutation(base: 10, value: nil, fields: ["pinned"]), against: record, newVersion: 13)
         #expect(outcome.result.status == .conflict)
     }
 
@@ -134,10 +150,14 @@ struct MutationResolverTests {
         let edit = MutationResolver.resolve(
             mutation(base: 12, value: ["text": .string("x")], fields: ["text"]), against: tombstone, newVersion: 15
         )
-        #expect(edit == .conflict(MutationResult(mutationID: 7, status: .conflict, version: 14, value: nil, fields: ["text"])))
+        #expect(
+            edit
+                == .conflict(
+                    MutationResult(mutationID: 7, status: .conflict, version: 14, value: nil, fields: ["text"])))
 
         let value: JSONObject = ["id": .string("n"), "text": .string("back")]
-        let recreation = MutationResolver.resolve(mutation(base: nil, value: value, fields: ["text"]), against: tombstone, newVersion: 15)
+        let recreation = MutationResolver.resolve(
+            mutation(base: nil, value: value, fields: ["text"]), against: tombstone, newVersion: 15)
         #expect(
             recreation
                 == .applied(
@@ -148,7 +168,8 @@ struct MutationResolverTests {
     }
 
     @Test func aBaseNewerThanTheRecordIsAConflict() {
-        let outcome = MutationResolver.resolve(mutation(base: 40, value: ["text": .string("x")], fields: ["text"]), against: record, newVersion: 13)
+        let outcome = MutationResolver.resolve(
+            mutation(base: 40, value: ["text": .string("x")], fields: ["text"]), against: record, newVersion: 13)
         #expect(outcome.result.status == .conflict)
         #expect(outcome.result.version == 12)
     }

@@ -130,7 +130,10 @@ struct PostgresSyncDatabaseTests {
             #expect(Int(cut) ?? 0 >= 1, "round \(round): no listening connection was found to cut")
             let generation = serving.changeNotifier.generation(for: ann.id)
             _ = try await other.push(
-                [Mutation(mutationID: Int64(round), collection: "notes", id: "n\(round)", baseVersion: nil, value: [:])],
+                [
+                    Mutation(
+                        mutationID: Int64(round), collection: "notes", id: "n\(round)", baseVersion: nil, value: [:])
+                ],
                 clientID: "c", for: ann
             )
             let woken = await serving.changeNotifier.wait(for: ann.id, after: generation, timeout: .seconds(10))
@@ -169,12 +172,17 @@ struct PostgresSyncDatabaseTests {
 
         let annPush = Task {
             try await database.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: [:])], clientID: "c", for: ann
+                [Mutation(mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: [:])], clientID: "c",
+                for: ann
             )
         }
         for mutationID in 1...3 {
             let results = try await database.push(
-                [Mutation(mutationID: Int64(mutationID), collection: "notes", id: "b\(mutationID)", baseVersion: nil, value: [:])],
+                [
+                    Mutation(
+                        mutationID: Int64(mutationID), collection: "notes", id: "b\(mutationID)", baseVersion: nil,
+                        value: [:])
+                ],
                 clientID: "c", for: bob
             )
             #expect(results.map(\.status) == [.applied])

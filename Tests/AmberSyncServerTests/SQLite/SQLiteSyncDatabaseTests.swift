@@ -16,17 +16,22 @@ import Testing
             token = try await database.addUser(named: "ann")
             let ann = try #require(try await database.user(forToken: token))
             _ = try await database.push(
-                [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])],
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
+                ],
                 clientID: "c", for: ann
             )
         }
         let reopened = try SQLiteSyncDatabase(path: path)
         try await reopened.migrate()
         let ann = try #require(try await reopened.user(forToken: token))
-        #expect(try await reopened.pull(for: ann, after: 0, limit: 10).changes.map(\.value) == [["text": .string("hi")]])
+        #expect(
+            try await reopened.pull(for: ann, after: 0, limit: 10).changes.map(\.value) == [["text": .string("hi")]])
         // The version counter carried over too.
         let next = try await reopened.push(
-            [Mutation(mutationID: 2, collection: "notes", id: "m", baseVersion: nil, value: [:])], clientID: "c", for: ann
+            [Mutation(mutationID: 2, collection: "notes", id: "m", baseVersion: nil, value: [:])], clientID: "c",
+            for: ann
         )
         #expect(next.map(\.version) == [2])
     }

@@ -202,9 +202,11 @@ private func isAscending(_ offsets: [Int]) -> Bool {
 
             #expect(diff.removed == old.indices.filter { !matchedOld.contains($0) })
             #expect(diff.inserted == new.indices.filter { matches[$0] == nil })
-            #expect(diff.updated == new.indices.filter { newOffset in
-                matches[newOffset].map { oldOffset in old[oldOffset] != new[newOffset] } ?? false
-            })
+            #expect(
+                diff.updated
+                    == new.indices.filter { newOffset in
+                        matches[newOffset].map { oldOffset in old[oldOffset] != new[newOffset] } ?? false
+                    })
             for move in diff.moved {
                 #expect(matches[move.to] == move.from, "\(move) is not a matched pair")
             }
@@ -224,7 +226,9 @@ private func isAscending(_ offsets: [Int]) -> Bool {
 
     @Test func aPermutationWithOneElementMovedGivesExactlyOneMove() async {
         let shuffledIDs = Gen.shuffled(Array(0..<30))
-        await propertyCheck(count: 500, input: shuffledIDs, Gen.int(in: 1...30), Gen.int(in: 0...29), Gen.int(in: 0...29)) {
+        await propertyCheck(
+            count: 500, input: shuffledIDs, Gen.int(in: 1...30), Gen.int(in: 0...29), Gen.int(in: 0...29)
+        ) {
             ids, count, fromSeed, toSeed in
             let old = items(Array(ids.prefix(count)))
             let (from, to) = (fromSeed % count, toSeed % count)

@@ -1,6 +1,7 @@
-@testable import Amber
 import PropertyBased
 import Testing
+
+@testable import Amber
 
 /// A row whose identity is `id` and whose content is `value`.
 private struct Cell: Identifiable, Equatable, Sendable, CustomStringConvertible {
@@ -30,7 +31,9 @@ private struct TouchedUpdate: CustomStringConvertible {
     var inserted: [Int] = []
     var touched: [IdentityDiff.Touched] = []
 
-    var description: String { "\(old) -> \(new), touched \(touched.map { "\($0.from)->\($0.to)\($0.keepsItsOrder ? "" : "*")" })" }
+    var description: String {
+        "\(old) -> \(new), touched \(touched.map { "\($0.from)->\($0.to)\($0.keepsItsOrder ? "" : "*")" })"
+    }
 
     /// Builds the update from each old element's role, the places where the elements placed again
     /// and the inserted ones go, and which touched elements change value.
@@ -57,7 +60,8 @@ private struct TouchedUpdate: CustomStringConvertible {
             }
             let role = roles[cell.id]
             guard role != .untouched else { continue }
-            touched.append(.init(from: cell.id, to: to, keepsItsOrder: role == .keepsItsOrder, isUpdated: cell.value == 1))
+            touched.append(
+                .init(from: cell.id, to: to, keepsItsOrder: role == .keepsItsOrder, isUpdated: cell.value == 1))
         }
         inserted.shuffle()
     }
@@ -67,7 +71,8 @@ private let updates = zip(
     Gen.int(in: 0...3).array(of: 0...14), Gen.int(in: 0...1_000).array(of: 20...20), Gen.int(in: 0...4),
     Gen.bool.array(of: 1...5)
 ).map { roles, places, insertions, updates in
-    TouchedUpdate(roles: roles.map { ElementRole(rawValue: $0)! }, places: places, insertions: insertions, updates: updates)
+    TouchedUpdate(
+        roles: roles.map { ElementRole(rawValue: $0)! }, places: places, insertions: insertions, updates: updates)
 }
 
 @Suite struct IdentityDiffTouchedTests {
@@ -85,7 +90,9 @@ private let updates = zip(
             #expect(diff.inserted == update.inserted.sorted())
             #expect(diff.updated == update.new.indices.filter { update.new[$0].value == 1 })
             let reference = IdentityDiff(from: update.old, to: update.new)
-            #expect(diff.removed == reference.removed && diff.inserted == reference.inserted && diff.updated == reference.updated)
+            #expect(
+                diff.removed == reference.removed && diff.inserted == reference.inserted
+                    && diff.updated == reference.updated)
             if reference.moved.isEmpty { #expect(diff.moved.isEmpty, "\(update)") }
         }
     }

@@ -1,6 +1,7 @@
-@testable import Amber
 import AmberTestSupport
 import Testing
+
+@testable import Amber
 
 @MainActor
 @Suite struct EditorSaveTests {

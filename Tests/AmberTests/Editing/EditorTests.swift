@@ -1,8 +1,9 @@
-@testable import Amber
 import AmberTestSupport
 import Foundation
 import Observation
 import Testing
+
+@testable import Amber
 
 /// The seed's note: the one model that is edited in place in Vesper's detail view.
 @Immutable
@@ -78,7 +79,9 @@ fileprivate struct Counter: Identifiable, Sendable, Mergeable, ImmutableModel {
         let store = try fixture.make().store
         try store.add(jack)
         let editor = try store.editor(id: jack.id)
-        editor.update { $0.job = "Pilot"; $0.name = "Jack Jr." }
+        editor.update {
+            $0.job = "Pilot"; $0.name = "Jack Jr."
+        }
         try store.add(jack.with(job: "Manager"))
         #expect(editor.value == jack.update(name: "Jack Jr.").with(job: "Pilot"), "the local edit wins")
         #expect(editor.base == jack.with(job: "Manager"))
@@ -116,7 +119,9 @@ fileprivate struct Counter: Identifiable, Sendable, Mergeable, ImmutableModel {
         let (store, reopen) = try fixture.make()
         try store.add(jack)
         let editor = try store.editor(id: jack.id)
-        editor.update { $0.name = "Jack Jr."; $0.job = "Pilot" }
+        editor.update {
+            $0.name = "Jack Jr."; $0.job = "Pilot"
+        }
         try store.add(jack.update(age: 31).with(job: "Manager"))
         #expect(editor.conflicts == ["job"])
         let merged = Person(id: jack.id, name: "Jack Jr.", age: 31, job: "Pilot")
@@ -305,7 +310,9 @@ fileprivate struct Counter: Identifiable, Sendable, Mergeable, ImmutableModel {
         #expect(editor.hasChanges)
 
         try editor.save()
-        #expect(notes[id: groceries.id] == VesperNote(id: "1", title: "Groceries", text: "Milk, eggs", tags: ["errands", "Ice Cream"]))
+        #expect(
+            notes[id: groceries.id]
+                == VesperNote(id: "1", title: "Groceries", text: "Milk, eggs", tags: ["errands", "Ice Cream"]))
         #expect(notes[id: recipe.id]?.tags == ["Ice Cream"])
     }
 }

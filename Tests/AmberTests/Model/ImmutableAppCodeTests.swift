@@ -37,7 +37,8 @@ struct Timeline {
     static func exerciseNestedModels() throws {
         let row = Row(id: 1, title: "a")
         #expect(row.with(title: "b").title == "b")
-        #expect(Row.merge(base: row, mine: row.with(title: "m"), theirs: row.with(id: 2)).value == Row(id: 2, title: "m"))
+        #expect(
+            Row.merge(base: row, mine: row.with(title: "m"), theirs: row.with(id: 2)).value == Row(id: 2, title: "m"))
         #expect(try Row.Partial(row).completed() == row)
         #expect(isImmutableModel(Row.self) && isMergeable(Row.self))
         #expect(Badge(count: 1).updating { $0.count += 1 }.count == 2)
@@ -119,10 +120,10 @@ struct TodoItem: Identifiable, Hashable {
 struct Build: Equatable {
     let version: String
     #if DEBUG
-    let channel = "debug"
-    var isDebug: Bool { true }
+        let channel = "debug"
+        var isDebug: Bool { true }
     #else
-    let channel = "release"
+        let channel = "release"
     #endif
 }
 

@@ -24,7 +24,9 @@ import Testing
     }
 
     @Test func updatingEditsSeveralFieldsAtOnce() {
-        let edited = me.updating { $0.job = nil; $0.age += 1 }
+        let edited = me.updating {
+            $0.job = nil; $0.age += 1
+        }
         #expect(edited == Person(id: "1", name: "Ryan", age: 30, job: nil))
         #expect(me.age == 29, "the original value never changes")
     }

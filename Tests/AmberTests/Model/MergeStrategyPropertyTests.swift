@@ -64,7 +64,9 @@ private let notes = zip(
     }
 
     @Test func unionKeepsMineOrderThenTheirAdditions() {
-        let base = SharedNote(id: "n", tagIDs: ["a", "b", "c"], readers: [], views: 0, color: "red", isPinned: false, title: "A", modifiedAt: 0)
+        let base = SharedNote(
+            id: "n", tagIDs: ["a", "b", "c"], readers: [], views: 0, color: "red", isPinned: false, title: "A",
+            modifiedAt: 0)
         let mine = base.with(tagIDs: ["c", "a", "m"])
         let theirs = base.with(tagIDs: ["t", "a", "c", "u"])
         #expect(SharedNote.merge(base: base, mine: mine, theirs: theirs).value.tagIDs == ["c", "a", "m", "t", "u"])
@@ -82,14 +84,19 @@ private let notes = zip(
             let result = SharedNote.merge(base: base, mine: mine, theirs: theirs)
             let merged = result.value
             let colorChangedOnBothSides = mine.color != base.color && theirs.color != base.color
-            #expect(merged.color == (colorChangedOnBothSides ? mine.color : (mine.color != base.color ? mine.color : theirs.color)))
+            #expect(
+                merged.color
+                    == (colorChangedOnBothSides ? mine.color : (mine.color != base.color ? mine.color : theirs.color)))
             let pinChangedOnBothSides = mine.isPinned != base.isPinned && theirs.isPinned != base.isPinned
-            #expect(merged.isPinned == (pinChangedOnBothSides || theirs.isPinned != base.isPinned ? theirs.isPinned : mine.isPinned))
+            #expect(
+                merged.isPinned
+                    == (pinChangedOnBothSides || theirs.isPinned != base.isPinned ? theirs.isPinned : mine.isPinned))
             if mine.title != base.title && theirs.title != base.title {
                 #expect(merged.title == (mine.modifiedAt >= theirs.modifiedAt ? mine.title : theirs.title))
             }
             // Only the fields without a strategy can conflict.
-            let conflictsOnModifiedAt = mine.modifiedAt != base.modifiedAt && theirs.modifiedAt != base.modifiedAt
+            let conflictsOnModifiedAt =
+                mine.modifiedAt != base.modifiedAt && theirs.modifiedAt != base.modifiedAt
                 && mine.modifiedAt != theirs.modifiedAt
             #expect(result.conflicts == (conflictsOnModifiedAt ? ["modifiedAt"] : []))
         }

@@ -1,5 +1,6 @@
-@testable import Amber
 import Testing
+
+@testable import Amber
 
 /// An owner of observations whose lifetime the tests control.
 @MainActor

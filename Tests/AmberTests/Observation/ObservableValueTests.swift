@@ -1,7 +1,8 @@
-@testable import Amber
 import AmberTestSupport
 import Observation
 import Testing
+
+@testable import Amber
 
 @MainActor
 final class Owner {
@@ -99,7 +100,11 @@ final class Owner {
             var iterator = counter.values.makeAsyncIterator()
             _ = await iterator.next()
         }
-        _ = await eventually { await MainActor.run { counter.update(with: Int.random(in: 0...1000)); return counter.observerCount == 0 } }
+        _ = await eventually {
+            await MainActor.run {
+                counter.update(with: Int.random(in: 0...1000)); return counter.observerCount == 0
+            }
+        }
         #expect(counter.observerCount == 0)
     }
 }

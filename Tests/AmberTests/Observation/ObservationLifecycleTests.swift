@@ -1,7 +1,8 @@
-@testable import Amber
 import AmberTestSupport
 import Dispatch
 import Testing
+
+@testable import Amber
 
 /// Runs `body` on another thread while the main actor waits: its writes are queued for the
 /// main actor and delivered only once the caller next suspends.
@@ -18,7 +19,9 @@ func writeInTheBackground(_ body: @Sendable () throws -> Void) throws {
         for _ in 0..<1_000 { _ = store.observable(id: jack.id) }
         #expect(store.mainActorObserverCount == 0, "each registration ended with its observable value")
         try writeInTheBackground { try store.add(jack.update(age: 31)) }
-        #expect(store.delivery.pendingCount == 0, "with nobody observing, a background write does not queue for the main actor")
+        #expect(
+            store.delivery.pendingCount == 0,
+            "with nobody observing, a background write does not queue for the main actor")
     }
 
     @Test func observersOfGoneOwnersAreSweptWhenOthersRegister() throws {
@@ -56,7 +59,9 @@ func writeInTheBackground(_ body: @Sendable () throws -> Void) throws {
         store.addObserver(late) { screen, change in screen.changes.append(change) }
         try writeInTheBackground { try store.add(jack.update(age: 32)) }
         #expect(await eventually { await early.changes.count == 2 })
-        #expect(late.changes.map { $0.updated.first?.new.age } == [32], "the change queued before it registered is not delivered")
+        #expect(
+            late.changes.map { $0.updated.first?.new.age } == [32],
+            "the change queued before it registered is not delivered")
     }
 
     @Test func manyBackgroundWritesScheduleOneDrain() async throws {

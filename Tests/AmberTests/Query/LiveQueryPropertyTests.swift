@@ -51,17 +51,19 @@ private let rows = zip(ids, Gen.int(in: 0...3), Gen.int(in: 0...2)).map { Row(id
 private let writes = zip(Gen.int(in: 0...2), rows, ids).map { choice, row, id -> RowWrite in
     choice == 0 ? .remove(id) : .add(row)
 }
-private let operations = zip(Gen.int(in: 0...30), rows, rows.array(of: 0...24), ids, Gen.int(in: 0...3), writes.array(of: 1...24))
-    .map { choice, row, many, id, rank, writes -> RowOperation in
-        switch choice {
-        case 0...9: .add(row)
-        case 10...12: .addMany(many)
-        case 13...17: .remove(id)
-        case 18...25: .update(id, rank: rank)
-        case 26...29: .transaction(writes)
-        default: .removeAll
-        }
+private let operations = zip(
+    Gen.int(in: 0...30), rows, rows.array(of: 0...24), ids, Gen.int(in: 0...3), writes.array(of: 1...24)
+)
+.map { choice, row, many, id, rank, writes -> RowOperation in
+    switch choice {
+    case 0...9: .add(row)
+    case 10...12: .addMany(many)
+    case 13...17: .remove(id)
+    case 18...25: .update(id, rank: rank)
+    case 26...29: .transaction(writes)
+    default: .removeAll
     }
+}
 
 /// A query as the test states it: the filter and comparators given to the live query.
 struct StatedQuery: Sendable {
@@ -103,7 +105,8 @@ private let statedQueries = [
     /// After any sequence of writes, each live query holds filter + sort of `store.all`, and its diff
     /// replays the values before the write into the values after it.
     @Test func aLiveQueryIsAlwaysFilterAndSortOfTheStore() async {
-        await propertyCheck(count: 300, input: rows.array(of: 0...20), operations.array(of: 1...40)) { initial, operations in
+        await propertyCheck(count: 300, input: rows.array(of: 0...20), operations.array(of: 1...40)) {
+            initial, operations in
             let store = IdentityStore<Row>()
             try store.add(contentsOf: initial)
             let queries = statedQueries.map { stated in
@@ -150,7 +153,9 @@ private let statedQueries = [
     /// When the values changed, `diff` is the diff of that update: it replays `old` into `new`,
     /// agrees with `IdentityDiff` on what was removed, inserted and updated, and moves only values
     /// whose sort key changed.
-    private func check(_ diff: IdentityDiff, from old: [Row], to new: [Row], of stated: StatedQuery, after operation: RowOperation) {
+    private func check(
+        _ diff: IdentityDiff, from old: [Row], to new: [Row], of stated: StatedQuery, after operation: RowOperation
+    ) {
         let reference = IdentityDiff(from: old, to: new)
         // A write that leaves the values as they were is no update: `diff` is still the last one's.
         guard !reference.isEmpty else { return }
@@ -160,7 +165,8 @@ private let statedQueries = [
         #expect(diff.updated == reference.updated, "\(stated.name) after \(operation)")
         #expect(zip(diff.moved, diff.moved.dropFirst()).allSatisfy { $0.to < $1.to }, "moves sorted by destination")
         for move in diff.moved {
-            #expect(old[move.from].id == new[move.to].id, "\(stated.name): \(move) is not one identity after \(operation)")
+            #expect(
+                old[move.from].id == new[move.to].id, "\(stated.name): \(move) is not one identity after \(operation)")
             #expect(
                 stated.sortKeyChanged(old[move.from], new[move.to]),
                 "\(stated.name): \(new[move.to]) moved but its sort key did not change, after \(operation)"

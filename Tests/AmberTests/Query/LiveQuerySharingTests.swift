@@ -1,8 +1,9 @@
-@testable import Amber
 import AmberSQLite
 import AmberTestSupport
 import Foundation
 import Testing
+
+@testable import Amber
 
 /// Live queries of a store that another writer changes: what arrives from it may also reorder the
 /// store, and ties must follow.
@@ -29,7 +30,10 @@ import Testing
         #expect(await eventually { mine.ids == ["0", "3", "4", "1", "2"] })
         #expect(await eventually { await inStoreOrder.values == mine.all })
         #expect(byAge.values.map(\.id) == ["0", "4", "2", "3", "1"])
-        #expect(byAge.values == mine.all.enumerated().sorted { ($0.element.age, $0.offset) < ($1.element.age, $1.offset) }.map(\.element))
+        #expect(
+            byAge.values
+                == mine.all.enumerated().sorted { ($0.element.age, $0.offset) < ($1.element.age, $1.offset) }.map(
+                    \.element))
         #expect(changes.values.allSatisfy { !$0.isEmpty }, "a change that only moved an identity reaches no stream")
         changes.cancel()
     }

@@ -1,8 +1,9 @@
-@testable import Amber
 import AmberTestSupport
 import Foundation
 import Observation
 import Testing
+
+@testable import Amber
 
 private let ann = Person(id: "1", name: "Ann", age: 40)
 private let bob = Person(id: "2", name: "Bob", age: 17)
@@ -27,17 +28,17 @@ private let dee = Person(id: "4", name: "Dee", age: 12)
         try store.add(contentsOf: [ann, bob, cy])
         let adults = store.query(filter: { $0.isAdult }, sort: [KeyPathComparator(\.age)])
 
-        try store.add(bob.update(age: 30))   // comes of age: inserted between Cy and Ann
+        try store.add(bob.update(age: 30))  // comes of age: inserted between Cy and Ann
         #expect(adults.values == [cy, bob.update(age: 30), ann])
         #expect(adults.diff == IdentityDiff(from: [cy, ann], to: adults.values))
         #expect(adults.diff.inserted == [1])
 
-        try store.add(cy.update(age: 50))    // older than Ann now: one move, and an update
+        try store.add(cy.update(age: 50))  // older than Ann now: one move, and an update
         #expect(adults.values == [bob.update(age: 30), ann, cy.update(age: 50)])
         #expect(adults.diff.moved == [IdentityDiff.Move(from: 0, to: 2)])
         #expect(adults.diff.updated == [2])
 
-        try store.add(ann.update(name: "Annie"))   // same age: updated in place, nothing moves
+        try store.add(ann.update(name: "Annie"))  // same age: updated in place, nothing moves
         #expect(adults.values[1].name == "Annie")
         #expect(adults.diff.moved.isEmpty && adults.diff.updated == [1])
 
@@ -53,7 +54,9 @@ private let dee = Person(id: "4", name: "Dee", age: 12)
         let query = store.query(sort: \.age)
         #expect(query.values.map(\.id) == ["0", "2", "4", "1", "3", "5"])
         try store.add(people[2].update(name: "renamed"))
-        #expect(query.values.map(\.id) == ["0", "2", "4", "1", "3", "5"], "an update keeps the identity's place in the store")
+        #expect(
+            query.values.map(\.id) == ["0", "2", "4", "1", "3", "5"],
+            "an update keeps the identity's place in the store")
         try store.add(people[0].update(age: 1))
         #expect(query.values.map(\.id) == ["2", "4", "0", "1", "3", "5"], "first in store order among its new equals")
         try store.remove(id: "0")
@@ -95,7 +98,9 @@ private let dee = Person(id: "4", name: "Dee", age: 12)
         for _ in 0..<1_000 { _ = store.query(sort: \.age) }
         #expect(store.mainActorObserverCount == 0, "each query unregistered as it went")
         try writeInTheBackground { try store.add(bob) }
-        #expect(store.delivery.pendingCount == 0, "with no query left, a background write does not queue for the main actor")
+        #expect(
+            store.delivery.pendingCount == 0, "with no query left, a background write does not queue for the main actor"
+        )
     }
 
     @Test func updatesStartWithTheValuesThenReplayEveryChange() async throws {
@@ -105,7 +110,7 @@ private let dee = Person(id: "4", name: "Dee", age: 12)
         let updates = Collected(stream(query.updates))
         try store.add(dee.update(age: 30))
         try store.add(ann.update(age: 20))
-        try store.add(bob.update(name: "Bobby"))   // filtered out: no update
+        try store.add(bob.update(name: "Bobby"))  // filtered out: no update
         try store.remove(id: cy.id)
         let received = await updates.wait(for: 4)
         #expect(received.count == 4)
@@ -155,7 +160,11 @@ private let dee = Person(id: "4", name: "Dee", age: 12)
         try store.add(cy)
         let diff = adults.diff
         let notified = Locked(false)
-        withObservationTracking { _ = adults.values } onChange: { notified.withLock { $0 = true } }
+        withObservationTracking {
+            _ = adults.values
+        } onChange: {
+            notified.withLock { $0 = true }
+        }
         try store.add(dee)
         try store.add(bob.update(name: "Bobby"))
         #expect(!notified.withLock { $0 }, "observers of the values are not told")

@@ -76,7 +76,10 @@ import Testing
         #expect(new?.age == 31)
         #expect(store[id: jack.id]?.age == 31)
         var called = false
-        #expect(try store.update(id: "nobody") { called = true; return $0 } == nil)
+        #expect(
+            try store.update(id: "nobody") {
+                called = true; return $0
+            } == nil)
         #expect(!called)
     }
 

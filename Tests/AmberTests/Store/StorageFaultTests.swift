@@ -17,7 +17,8 @@ import Testing
     }
 
     @Test func garbageFile() throws {
-        try expectUnreadableFile(Data((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37) }), mentioning: "not a JSON document")
+        try expectUnreadableFile(
+            Data((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37) }), mentioning: "not a JSON document")
     }
 
     @Test func truncatedFile() throws {
@@ -33,14 +34,17 @@ import Testing
     }
 
     @Test func newerFormat() throws {
-        try expectUnreadableFile(Data(#"{"format":"amber.records","version":9,"records":[]}"#.utf8), mentioning: "newer")
+        try expectUnreadableFile(
+            Data(#"{"format":"amber.records","version":9,"records":[]}"#.utf8), mentioning: "newer")
     }
 
     @Test func undecodableRecordStaysInTheFile() throws {
         let directory = temporaryDirectory()
         let file = directory.appendingPathComponent("people.json")
-        try Data(#"{"format":"amber.records","version":1,"records":[{"id":"old","value":{"id":"old","fullName":"X"}}]}"#.utf8)
-            .write(to: file)
+        try Data(
+            #"{"format":"amber.records","version":1,"records":[{"id":"old","value":{"id":"old","fullName":"X"}}]}"#.utf8
+        )
+        .write(to: file)
         let store = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))
         #expect(store.undecodable.map(\.id) == ["old"])
         try store.add(jack)

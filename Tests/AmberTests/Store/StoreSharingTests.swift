@@ -1,7 +1,8 @@
-@testable import Amber
 import AmberTestSupport
 import Foundation
 import Testing
+
+@testable import Amber
 
 /// Two writers on one place (two storage instances, as an app and its extension have): no
 /// write is computed from a value the other has already replaced.
@@ -101,7 +102,9 @@ import Testing
         await withTaskGroup(of: Void.self) { group in
             for (prefix, store) in [("a", first), ("b", second)] {
                 group.addTask {
-                    for index in 0..<200 { _ = try? store.add(Person(id: "\(prefix)\(index)", name: prefix, age: index)) }
+                    for index in 0..<200 {
+                        _ = try? store.add(Person(id: "\(prefix)\(index)", name: prefix, age: index))
+                    }
                 }
             }
         }
@@ -117,7 +120,8 @@ import Testing
         let directory = temporaryDirectory()
         let file = directory.appendingPathComponent("people.json")
         let odd = #"{ "id" : "old",   "fullName":"X", "score": 1.50 }"#
-        try Data(#"{"format":"amber.records","version":1,"records":[{"id":"old","value":\#(odd)}]}"#.utf8).write(to: file)
+        try Data(#"{"format":"amber.records","version":1,"records":[{"id":"old","value":\#(odd)}]}"#.utf8).write(
+            to: file)
         let store = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))
         #expect(store.undecodable.first?.data == Data(odd.utf8), "the record's data is the stored JSON")
         try store.add(jack)
@@ -128,8 +132,10 @@ import Testing
     @Test func addOverAnUndecodableRecordGoesLastOnDiskAsInMemory() throws {
         let directory = temporaryDirectory()
         let file = directory.appendingPathComponent("people.json")
-        try Data(#"{"format":"amber.records","version":1,"records":[{"id":"old","value":{"id":"old","fullName":"X"}}]}"#.utf8)
-            .write(to: file)
+        try Data(
+            #"{"format":"amber.records","version":1,"records":[{"id":"old","value":{"id":"old","fullName":"X"}}]}"#.utf8
+        )
+        .write(to: file)
         let store = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))
         try store.add(jack)
         try store.add(Person(id: "old", name: "New", age: 1))
