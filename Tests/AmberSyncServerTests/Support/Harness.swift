@@ -47,6 +47,15 @@ struct Harness: Sendable {
         return try response.decode(PullResponse.self)
     }
 
+    /// The samples of `GET /metrics`, by name and labels as written: `amber_sync_waiting_pulls`,
+    /// `amber_sync_requests_total{route="/v1/push",status="200"}`.
+    func metrics(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Double] {
+        let response = try await send(.get, "/metrics", token: nil)
+        try #require(response.status == .ok, "metrics answered \(response.status): \(response.text)", sourceLocation: sourceLocation)
+        #expect(response.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8", sourceLocation: sourceLocation)
+        return try parsePrometheusText(response.text)
+    }
+
     /// Everything the user has, pulled page by page from cursor 0.
     func pullAll(token: String) async throws -> [RecordChange] {
         var changes: [RecordChange] = []
@@ -60,17 +69,19 @@ struct Harness: Sendable {
     }
 }
 
-/// Runs `body` against a fresh server on a fresh database of `backend`.
+/// Runs `body` against a fresh server on a fresh database of `backend`; `wrap` may put the
+/// database behind another one (to inject faults) for the server only.
 func withHarness(
     _ backend: Backend,
     maximumBodySize: Int = SyncLimits.defaultMaximumBody,
+    wrap: (any SyncDatabase) -> any SyncDatabase = { $0 },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
     let testDatabase = try backend.makeDatabase()
     defer { testDatabase.remove() }
     var logger = Logger(label: "amber-sync-tests")
     logger.logLevel = .critical
-    let server = SyncServer(database: testDatabase.database, maximumBodySize: maximumBodySize, logger: logger)
+    let server = SyncServer(database: wrap(testDatabase.database), maximumBodySize: maximumBodySize, logger: logger)
     try await server.makeApplication().test(.router) { client in
         try await body(Harness(client: client, database: testDatabase.database))
     }
