@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "AmberSQLite", targets: ["AmberSQLite"]),
         .library(name: "AmberSync", targets: ["AmberSync"]),
         .library(name: "AmberSyncServer", targets: ["AmberSyncServer"]),
+        .library(name: "AmberSyncPostgres", targets: ["AmberSyncPostgres"]),
         .executable(name: "amber-sync", targets: ["amber-sync"]),
         .executable(name: "notes", targets: ["notes"]),
         .executable(name: "cookies", targets: ["cookies"]),
@@ -28,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .macro(
@@ -79,10 +81,21 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // The PostgreSQL backend of the sync server, for several server processes on one database.
+        .target(
+            name: "AmberSyncPostgres",
+            dependencies: [
+                "AmberSyncServer",
+                "AmberSyncProtocol",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "amber-sync",
             dependencies: [
                 "AmberSyncServer",
+                "AmberSyncPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -109,6 +122,17 @@ let package = Package(
         .target(
             name: "AmberTestSupport",
             path: "Tests/AmberTestSupport"
+        ),
+        // The sync server's backends for tests: SQLite, and PostgreSQL on a throwaway cluster.
+        .target(
+            name: "AmberSyncTestSupport",
+            dependencies: [
+                "AmberSyncServer",
+                "AmberSyncPostgres",
+                "AmberTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/AmberSyncTestSupport"
         ),
         .testTarget(
             name: "AmberTests",
@@ -154,7 +178,9 @@ let package = Package(
             name: "AmberSyncServerTests",
             dependencies: [
                 "AmberSyncServer",
+                "AmberSyncPostgres",
                 "AmberSyncProtocol",
+                "AmberSyncTestSupport",
                 "AmberTestSupport",
                 "amber-sync",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -169,7 +195,9 @@ let package = Package(
                 "AmberSQLite",
                 "AmberSync",
                 "AmberSyncServer",
+                "AmberSyncPostgres",
                 "AmberSyncProtocol",
+                "AmberSyncTestSupport",
                 "AmberTestSupport",
                 "amber-sync",
                 "amber-sqlite-writer",

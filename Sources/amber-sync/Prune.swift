@@ -19,7 +19,7 @@ struct Prune: AsyncParsableCommand {
 
     func run() async throws {
         let cutoff = Date().addingTimeInterval(-days * 86_400)
-        let count = try await options.open().prune(deletionsOlderThan: cutoff)
+        let count = try await options.withDatabase { try await $0.prune(deletionsOlderThan: cutoff) }
         Output.line("forgot \(count) deleted record\(count == 1 ? "" : "s")")
     }
 }

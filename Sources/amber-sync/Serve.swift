@@ -32,17 +32,20 @@ struct Serve: AsyncParsableCommand {
             handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
             return handler
         }
-        let server = SyncServer(
-            database: try options.open(),
-            host: host,
-            port: port,
-            maximumBodySize: maximumBodySize,
-            logger: Logger(label: "amber-sync")
-        )
+        let logger = Logger(label: "amber-sync")
         // An IPv6 address needs brackets in a URL.
         let urlHost = host.contains(":") ? "[\(host)]" : host
-        try await server.run { port in
-            Output.line("listening on http://\(urlHost):\(port)")
+        try await options.withDatabase(logger: logger) { database in
+            let server = SyncServer(
+                database: database,
+                host: host,
+                port: port,
+                maximumBodySize: maximumBodySize,
+                logger: logger
+            )
+            try await server.run { port in
+                Output.line("listening on http://\(urlHost):\(port)")
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let token = try await options.open().addToken(forUserNamed: name)
+            let token = try await options.withDatabase { try await $0.addToken(forUserNamed: name) }
             Output.line("added a token for \(name):")
             Output.line(token)
         }
@@ -35,7 +35,7 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            guard try await options.open().revokeToken(token) else {
+            guard try await options.withDatabase({ try await $0.revokeToken(token) }) else {
                 throw CommandFailure("There is no such token (it may have been revoked already).")
             }
             Output.line("revoked the token")

@@ -17,7 +17,7 @@ struct User: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let token = try await options.open().addUser(named: name)
+            let token = try await options.withDatabase { try await $0.addUser(named: name) }
             Output.line("added user \(name); bearer token:")
             Output.line(token)
         }

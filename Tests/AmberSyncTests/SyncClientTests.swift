@@ -3,13 +3,15 @@ import AmberSQLite
 @testable import AmberSync
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Testing
 
 @Suite(.serialized) struct SyncClientTests {
-    @Test func aNoteWrittenOnOneDeviceArrivesOnTheOtherAsASyncChange() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: Backend.allCases)
+    func aNoteWrittenOnOneDeviceArrivesOnTheOtherAsASyncChange(backend: Backend) async throws {
+        let server = try await TestServer.start(backend)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let day = try Device(server: server.url, token: token)
@@ -72,8 +74,9 @@ import Testing
         #expect(day.tags.all == night.tags.all)
     }
 
-    @Test func theSameFieldEditedOnBothSidesIsMergedReportedAndConverges() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: Backend.allCases)
+    func theSameFieldEditedOnBothSidesIsMergedReportedAndConverges(backend: Backend) async throws {
+        let server = try await TestServer.start(backend)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let a = try Device(server: server.url, token: token)
@@ -253,8 +256,9 @@ import Testing
         #expect(otherEntries.count == 25)
     }
 
-    @Test func twoStartedClientsSeeEachOthersWritesWithinASecond() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: Backend.allCases)
+    func twoStartedClientsSeeEachOthersWritesWithinASecond(backend: Backend) async throws {
+        let server = try await TestServer.start(backend)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let a = try Device(server: server.url, token: token)
@@ -284,8 +288,9 @@ import Testing
     /// After `amber-sync prune`, a client whose cursor is older than what the server remembers
     /// gets `410`, pulls everything again, removes what the server no longer has, and keeps and
     /// pushes its own pending changes.
-    @Test func aClientBehindPrunedDeletionsResyncsAndKeepsItsPendingChanges() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: Backend.allCases)
+    func aClientBehindPrunedDeletionsResyncsAndKeepsItsPendingChanges(backend: Backend) async throws {
+        let server = try await TestServer.start(backend)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let a = try Device(server: server.url, token: token)

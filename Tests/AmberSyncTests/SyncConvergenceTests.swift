@@ -3,6 +3,7 @@ import AmberSQLite
 import AmberSync
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Testing
@@ -10,10 +11,10 @@ import Testing
 @Suite(.serialized) struct SyncConvergenceTests {
     /// Three clients make random adds, updates, removes and syncs; after two rounds of sync
     /// with no new writes, every client holds exactly the server's records.
-    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
-    func threeClientsConvergeOnTheServersRecords(seed: UInt64) async throws {
+    @Test(arguments: Backend.allCases, [1, 2, 3, 4, 5] as [UInt64])
+    func threeClientsConvergeOnTheServersRecords(backend: Backend, seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(backend)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let clients = try (0..<3).map { _ in try Device(server: server.url, token: token) }

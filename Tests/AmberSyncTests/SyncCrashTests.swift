@@ -2,6 +2,7 @@ import Amber
 import AmberSQLite
 import AmberSync
 import AmberSyncServer
+import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Testing
@@ -91,11 +92,13 @@ final class Child: Sendable {
         #expect(Set(texts) == Set(acknowledged))
     }
 
-    /// The `amber-sync` server is SIGKILLed 20 times while a client pushes; afterwards every
-    /// acknowledged local write is on the server exactly once and the clients converge.
-    @Test func aServerKilledDuringPushesLosesNothingAndAppliesNothingTwice() async throws {
-        let directory = temporaryDirectory()
-        let database = directory.appendingPathComponent("server.sqlite").path
+    /// The `amber-sync` server, on SQLite or on PostgreSQL, is SIGKILLed 20 times while a client
+    /// pushes; afterwards every acknowledged local write is on the server exactly once and the
+    /// clients converge.
+    @Test(arguments: Backend.allCases)
+    func aServerKilledDuringPushesLosesNothingAndAppliesNothingTwice(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+        let database = try #require(test.location)
         let token = try runAmberSync(["user", "add", "ann", "--database", database])
         var server = try Child("amber-sync", ["serve", "--port", "0", "--database", database])
         let listening = try #require(await server.line(startingWith: "listening on "))
@@ -134,6 +137,7 @@ final class Child: Sendable {
         #expect(expected.count == written.withLock { $0.count })
         #expect(Set(reader.notes.all) == expected)
         #expect(reader.notes.count == expected.count, "each write once")
+        }
     }
 
     /// Runs `amber-sync` to its end and returns the last line it printed.

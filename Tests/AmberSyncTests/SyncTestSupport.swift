@@ -2,6 +2,7 @@ import Amber
 import AmberSQLite
 import AmberSync
 import AmberSyncServer
+import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Logging
@@ -48,29 +49,43 @@ struct Entry: Identifiable, Codable, Sendable, Equatable {
 
 /// A sync server in this process, on a free loopback port.
 final class TestServer: Sendable {
-    let database: SQLiteSyncDatabase
+    let database: any SyncDatabase
     let running: RunningSyncServer
+    private let remove: @Sendable () async -> Void
 
     var port: Int { running.port }
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    private init(database: SQLiteSyncDatabase, running: RunningSyncServer) {
+    private init(database: any SyncDatabase, running: RunningSyncServer, remove: @escaping @Sendable () async -> Void) {
         self.database = database
         self.running = running
+        self.remove = remove
     }
 
     /// Starts a server on `path` (a new file by default), on `port` (a free one by default).
     static func start(path: String? = nil, port: Int = 0) async throws -> TestServer {
         let path = path ?? temporaryDirectory().appendingPathComponent("server.sqlite").path
-        let database = try SQLiteSyncDatabase(path: path)
+        return try await start(database: SQLiteSyncDatabase(path: path), port: port) {}
+    }
+
+    /// Starts a server on a new database of `backend`; ``stop()`` throws the database away.
+    static func start(_ backend: Backend) async throws -> TestServer {
+        let test = try await backend.makeDatabase()
+        return try await start(database: test.database, port: 0, remove: test.remove)
+    }
+
+    private static func start(
+        database: any SyncDatabase, port: Int, remove: @escaping @Sendable () async -> Void
+    ) async throws -> TestServer {
         var logger = Logger(label: "amber-sync-test")
         logger.logLevel = .critical
         let running = try await SyncServer(database: database, port: port, logger: logger).start()
-        return TestServer(database: database, running: running)
+        return TestServer(database: database, running: running, remove: remove)
     }
 
     func stop() async {
         await running.stop()
+        await remove()
     }
 
     func addUser(_ name: String = "ann") async throws -> String {

@@ -21,6 +21,10 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     case schemaTooNew(path: String, found: Int, supported: Int)
     /// A file that is not an `amber-sync` database, left untouched.
     case notASyncDatabase(path: String, reason: String)
+    /// A database address that cannot be used, such as a `postgres://` URL without a host.
+    case invalidDatabaseURL(String, reason: String)
+    /// A database server that could not be reached or refused the connection.
+    case databaseUnavailable(location: String, reason: String)
 
     /// The HTTP status a request failing with this error is answered with.
     public var httpStatusCode: Int {
@@ -31,7 +35,8 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
         case .cursorExpired: 410
         case .userExists: 409
         case .unknownUser: 404
-        case .schemaTooNew, .notASyncDatabase: 500
+        case .schemaTooNew, .notASyncDatabase, .invalidDatabaseURL: 500
+        case .databaseUnavailable: 503
         }
     }
 
@@ -56,6 +61,10 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
             "The database \(path) has schema version \(found), newer than the \(supported) this amber-sync knows; it was left untouched. Use a newer amber-sync."
         case .notASyncDatabase(let path, let reason):
             "The file \(path) is not an amber-sync database (\(reason)); it was left untouched."
+        case .invalidDatabaseURL(let url, let reason):
+            "The database address \(url) cannot be used: \(reason)."
+        case .databaseUnavailable(let location, let reason):
+            "The database \(location) is unavailable: \(reason)."
         }
     }
 }

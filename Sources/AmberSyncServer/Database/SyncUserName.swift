@@ -1,12 +1,12 @@
 import Foundation
 
 /// The rule for user names, shared by every backend.
-enum SyncUserName {
+package enum SyncUserName {
     /// Longest user name, in bytes of UTF-8.
-    static let maximumLength = 256
+    package static let maximumLength = 256
 
     /// Throws ``SyncServerError/invalidUserName(_:)`` unless `name` is 1 to 256 bytes with no control characters.
-    static func validate(_ name: String) throws {
+    package static func validate(_ name: String) throws {
         let isValid =
             !name.trimmingCharacters(in: .whitespaces).isEmpty
             && name.utf8.count <= maximumLength

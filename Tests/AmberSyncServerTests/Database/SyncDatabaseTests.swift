@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -9,31 +10,31 @@ import Testing
 @Suite struct SyncDatabaseTests {
     @Test(arguments: Backend.allCases)
     func usersGetDistinctRandomTokensAndNamesAreUnique(backend: Backend) async throws {
-        let test = try backend.makeDatabase()
-        defer { test.remove() }
-        let database = test.database
-        let ann = try await database.addUser(named: "ann")
-        let annLaptop = try await database.addToken(forUserNamed: "ann")
-        let bob = try await database.addUser(named: "bob")
-        #expect(Set([ann, annLaptop, bob]).count == 3)
-        for token in [ann, annLaptop, bob] {
-            #expect(token.count == 43)
-            #expect(token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-        }
-        let annUser = try #require(try await database.user(forToken: ann))
-        #expect(annUser.name == "ann")
-        #expect(try await database.user(forToken: annLaptop) == annUser)
-        #expect(try await database.user(forToken: bob)?.name == "bob")
-        #expect(try await database.user(forToken: bob) != annUser)
+        try await backend.withDatabase { test in
+            let database = test.database
+            let ann = try await database.addUser(named: "ann")
+            let annLaptop = try await database.addToken(forUserNamed: "ann")
+            let bob = try await database.addUser(named: "bob")
+            #expect(Set([ann, annLaptop, bob]).count == 3)
+            for token in [ann, annLaptop, bob] {
+                #expect(token.count == 43)
+                #expect(token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            }
+            let annUser = try #require(try await database.user(forToken: ann))
+            #expect(annUser.name == "ann")
+            #expect(try await database.user(forToken: annLaptop) == annUser)
+            #expect(try await database.user(forToken: bob)?.name == "bob")
+            #expect(try await database.user(forToken: bob) != annUser)
 
-        await #expect(throws: SyncServerError.userExists("ann")) { try await database.addUser(named: "ann") }
-        await #expect(throws: SyncServerError.unknownUser("carol")) { try await database.addToken(forUserNamed: "carol") }
-        for name in ["", "   ", "tab\tname", "new\nline", String(repeating: "n", count: 257)] {
-            await #expect(throws: SyncServerError.invalidUserName(name)) { try await database.addUser(named: name) }
+            await #expect(throws: SyncServerError.userExists("ann")) { try await database.addUser(named: "ann") }
+            await #expect(throws: SyncServerError.unknownUser("carol")) { try await database.addToken(forUserNamed: "carol") }
+            for name in ["", "   ", "tab\tname", "new\nline", String(repeating: "n", count: 257)] {
+                await #expect(throws: SyncServerError.invalidUserName(name)) { try await database.addUser(named: name) }
+            }
+            #expect(try await database.user(forToken: "") == nil)
+            #expect(try await database.user(forToken: AccessToken.generate()) == nil)
+            #expect(try await database.revokeToken("never issued") == false)
         }
-        #expect(try await database.user(forToken: "") == nil)
-        #expect(try await database.user(forToken: AccessToken.generate()) == nil)
-        #expect(try await database.revokeToken("never issued") == false)
     }
 
     @Test func tokensAreHashedWithSHA256AsLowercaseHex() {

@@ -111,4 +111,38 @@ import Testing
         #expect(pruned.status == 0, "\(pruned.error)")
         #expect(pruned.output == "forgot 0 deleted records\n")
     }
+
+    @Test(.enabled(if: PostgresTestServer.isWanted, "PostgreSQL is not installed"))
+    func everyCommandWorksOnPostgreSQLAndItsFailuresAreOneLine() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+
+        let added = try run(["user", "add", "ann", "--database", url], in: directory)
+        #expect(added.status == 0, "\(added.error)")
+        #expect(added.output.split(separator: "\n").last?.count == 43)
+        let laptop = try run(["token", "add", "ann", "--database", url], in: directory)
+        #expect(laptop.status == 0, "\(laptop.error)")
+        let token = try #require(laptop.output.split(separator: "\n").last.map(String.init))
+        #expect(try run(["token", "revoke", token, "--database", url], in: directory).status == 0)
+        let pruned = try run(["prune", "--older-than", "1", "--database", url], in: directory)
+        #expect(pruned.output == "forgot 0 deleted records\n", "\(pruned.error)")
+        #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_tokens") == "1")
+
+        try PostgresTestServer.psql(url, "UPDATE amber_sync_schema SET version = 7")
+        for (arguments, says) in [
+            (["user", "add", "ann", "--database", url], "newer"),
+            (["serve", "--port", "0", "--database", url], "newer"),
+            (["serve", "--port", "0", "--database", "postgres://amber@127.0.0.1:1/sync"], "unavailable"),
+            (["serve", "--port", "0", "--database", "postgres://127.0.0.1/sync"], "no user"),
+        ] {
+            let result = try run(arguments, in: directory)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.error.split(separator: "\n").count == 1, "\(arguments): \(result.error)")
+            #expect(result.error.contains(says), "\(arguments): \(result.error)")
+            #expect(result.output.isEmpty, "\(arguments)")
+        }
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "7")
+    }
 }

@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -131,22 +132,22 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func serversInOneProcessKeepTheirOwnFigures(backend: Backend) async throws {
-        let first = try backend.makeDatabase()
-        defer { first.remove() }
-        let second = try backend.makeDatabase()
-        defer { second.remove() }
-        var logger = Logger(label: "amber-sync-tests")
-        logger.logLevel = .critical
-        let busy = SyncServer(database: first.database, logger: logger)
-        let idle = SyncServer(database: second.database, logger: logger)
-        let token = try await first.database.addUser(named: "ann")
-        try await busy.makeApplication().test(.router) { client in
-            let harness = Harness(client: client, database: first.database)
-            _ = try await harness.push([Self.note], token: token)
+        try await backend.withDatabase { first in
+            try await backend.withDatabase { second in
+                var logger = Logger(label: "amber-sync-tests")
+                logger.logLevel = .critical
+                let busy = SyncServer(database: first.database, logger: logger)
+                let idle = SyncServer(database: second.database, logger: logger)
+                let token = try await first.database.addUser(named: "ann")
+                try await busy.makeApplication().test(.router) { client in
+                    let harness = Harness(client: client, database: first.database)
+                    _ = try await harness.push([Self.note], token: token)
+                }
+                #expect(try parsePrometheusText(busy.metrics.exposition())[Self.requests("/v1/push", 200)] == 1)
+                let idleMetrics = try parsePrometheusText(idle.metrics.exposition())
+                #expect(idleMetrics[Self.requests("/v1/push", 200)] == nil)
+                #expect(idleMetrics["amber_sync_push_duration_seconds_count"] == 0)
+            }
         }
-        #expect(try parsePrometheusText(busy.metrics.exposition())[Self.requests("/v1/push", 200)] == 1)
-        let idleMetrics = try parsePrometheusText(idle.metrics.exposition())
-        #expect(idleMetrics[Self.requests("/v1/push", 200)] == nil)
-        #expect(idleMetrics["amber_sync_push_duration_seconds_count"] == 0)
     }
 }

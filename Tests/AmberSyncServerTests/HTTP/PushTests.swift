@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Logging
@@ -8,63 +9,63 @@ import Testing
 @Suite struct SyncServerTests {
     @Test(arguments: Backend.allCases)
     func aServerOnPort0ReportsItsPortServesAndStopsWhenCancelled(backend: Backend) async throws {
-        let test = try backend.makeDatabase()
-        defer { test.remove() }
-        let token = try await test.database.addUser(named: "ann")
-        var logger = Logger(label: "amber-sync-tests")
-        logger.logLevel = .critical
-        let server = SyncServer(database: test.database, port: 0, logger: logger)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let running = Task { try await server.run { port in continuation.yield(port) } }
+        try await backend.withDatabase { test in
+            let token = try await test.database.addUser(named: "ann")
+            var logger = Logger(label: "amber-sync-tests")
+            logger.logLevel = .critical
+            let server = SyncServer(database: test.database, port: 0, logger: logger)
+            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+            let running = Task { try await server.run { port in continuation.yield(port) } }
 
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        #expect(port > 0)
-        let base = URL(string: "http://127.0.0.1:\(port)")!
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            #expect(port > 0)
+            let base = URL(string: "http://127.0.0.1:\(port)")!
 
-        let health = try await httpRequest(base.appendingPathComponent("v1/health"))
-        #expect(health.status == 200)
-        #expect(try JSONDecoder().decode(HealthResponse.self, from: health.body) == HealthResponse())
+            let health = try await httpRequest(base.appendingPathComponent("v1/health"))
+            #expect(health.status == 200)
+            #expect(try JSONDecoder().decode(HealthResponse.self, from: health.body) == HealthResponse())
 
-        // A long-poll over a real connection is woken by a push over another.
-        async let waiting = httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/pull?cursor=0&wait=20")!, token: token)
-        try await Task.sleep(for: .milliseconds(300))
-        let push = PushRequest(
-            clientID: "c", mutations: [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["a": .integer(1)])]
-        )
-        let pushed = try await httpRequest(
-            base.appendingPathComponent("v1/push"), method: "POST", token: token, body: try JSONEncoder().encode(push)
-        )
-        #expect(pushed.status == 200)
-        let pulled = try await waiting
-        #expect(pulled.status == 200)
-        #expect(try JSONDecoder().decode(PullResponse.self, from: pulled.body).changes.map(\.id) == ["n"])
+            // A long-poll over a real connection is woken by a push over another.
+            async let waiting = httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/pull?cursor=0&wait=20")!, token: token)
+            try await Task.sleep(for: .milliseconds(300))
+            let push = PushRequest(
+                clientID: "c", mutations: [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["a": .integer(1)])]
+            )
+            let pushed = try await httpRequest(
+                base.appendingPathComponent("v1/push"), method: "POST", token: token, body: try JSONEncoder().encode(push)
+            )
+            #expect(pushed.status == 200)
+            let pulled = try await waiting
+            #expect(pulled.status == 200)
+            #expect(try JSONDecoder().decode(PullResponse.self, from: pulled.body).changes.map(\.id) == ["n"])
 
-        let missing = try await httpRequest(base.appendingPathComponent("nowhere"))
-        #expect(missing.status == 404)
-        #expect(try JSONDecoder().decode(ErrorResponse.self, from: missing.body).error.isEmpty == false)
+            let missing = try await httpRequest(base.appendingPathComponent("nowhere"))
+            #expect(missing.status == 404)
+            #expect(try JSONDecoder().decode(ErrorResponse.self, from: missing.body).error.isEmpty == false)
 
-        running.cancel()
-        _ = await running.result
-        await #expect(throws: (any Error).self) { try await httpRequest(base.appendingPathComponent("v1/health"), timeout: 5) }
+            running.cancel()
+            _ = await running.result
+            await #expect(throws: (any Error).self) { try await httpRequest(base.appendingPathComponent("v1/health"), timeout: 5) }
+        }
     }
 
     @Test(arguments: Backend.allCases)
     func startReturnsOnceListeningAndStopEndsServing(backend: Backend) async throws {
-        let test = try backend.makeDatabase()
-        defer { test.remove() }
-        var logger = Logger(label: "amber-sync-tests")
-        logger.logLevel = .critical
-        let running = try await SyncServer(database: test.database, port: 0, logger: logger).start()
-        let health = URL(string: "http://127.0.0.1:\(running.port)/v1/health")!
-        #expect(try await httpRequest(health).status == 200)
+        try await backend.withDatabase { test in
+            var logger = Logger(label: "amber-sync-tests")
+            logger.logLevel = .critical
+            let running = try await SyncServer(database: test.database, port: 0, logger: logger).start()
+            let health = URL(string: "http://127.0.0.1:\(running.port)/v1/health")!
+            #expect(try await httpRequest(health).status == 200)
 
-        // A second server cannot take the same port: start throws instead of waiting forever.
-        await #expect(throws: (any Error).self) {
-            _ = try await SyncServer(database: test.database, port: running.port, logger: logger).start()
+            // A second server cannot take the same port: start throws instead of waiting forever.
+            await #expect(throws: (any Error).self) {
+                _ = try await SyncServer(database: test.database, port: running.port, logger: logger).start()
+            }
+
+            await running.stop()
+            await #expect(throws: (any Error).self) { try await httpRequest(health, timeout: 5) }
         }
-
-        await running.stop()
-        await #expect(throws: (any Error).self) { try await httpRequest(health, timeout: 5) }
     }
 }

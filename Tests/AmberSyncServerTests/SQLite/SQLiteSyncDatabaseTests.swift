@@ -106,41 +106,4 @@ import Testing
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: otherPath)) == before)
     }
-
-    @Test func invalidMutationsGivenToPushDirectlyAreRefusedWithoutChanges() async throws {
-        let test = try Backend.sqlite.makeDatabase()
-        defer { test.remove() }
-        let database = test.database
-        let token = try await database.addUser(named: "ann")
-        let ann = try #require(try await database.user(forToken: token))
-        let valid = Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: [:])
-        let invalid = Mutation(mutationID: 2, collection: "bad name", id: "n", baseVersion: nil, value: [:])
-        await #expect(throws: SyncServerError.self) {
-            try await database.push([valid, invalid], clientID: "c", for: ann)
-        }
-        #expect(try await database.pull(for: ann, after: 0, limit: 10).changes.isEmpty)
-    }
-
-    @Test func aPullWaitingOnOneProcessIsWokenByAPushThroughAnotherOnTheSameFile() async throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("sync.sqlite").path
-        // Two databases on one file stand for two `amber-sync serve` processes.
-        let serving = try SQLiteSyncDatabase(path: path)
-        let other = try SQLiteSyncDatabase(path: path)
-        let token = try await serving.addUser(named: "ann")
-        let ann = try #require(try await other.user(forToken: token))
-
-        let generation = serving.changeNotifier.generation(for: ann.id)
-        let clock = ContinuousClock()
-        let start = clock.now
-        async let woken = serving.changeNotifier.wait(for: ann.id, after: generation, timeout: .seconds(20))
-        try await Task.sleep(for: .milliseconds(100))
-        _ = try await other.push(
-            [Mutation(mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: [:])], clientID: "c", for: ann
-        )
-        #expect(await woken)
-        #expect(start.duration(to: clock.now) < .seconds(10))
-        #expect(try await serving.pull(for: ann, after: 0, limit: 10).changes.map(\.id) == ["n"])
-    }
 }

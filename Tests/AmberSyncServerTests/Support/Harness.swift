@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -77,13 +78,13 @@ func withHarness(
     wrap: (any SyncDatabase) -> any SyncDatabase = { $0 },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
-    let testDatabase = try backend.makeDatabase()
-    defer { testDatabase.remove() }
-    var logger = Logger(label: "amber-sync-tests")
-    logger.logLevel = .critical
-    let server = SyncServer(database: wrap(testDatabase.database), maximumBodySize: maximumBodySize, logger: logger)
-    try await server.makeApplication().test(.router) { client in
-        try await body(Harness(client: client, database: testDatabase.database))
+    try await backend.withDatabase { test in
+        var logger = Logger(label: "amber-sync-tests")
+        logger.logLevel = .critical
+        let server = SyncServer(database: wrap(test.database), maximumBodySize: maximumBodySize, logger: logger)
+        try await server.makeApplication().test(.router) { client in
+            try await body(Harness(client: client, database: test.database))
+        }
     }
 }
 

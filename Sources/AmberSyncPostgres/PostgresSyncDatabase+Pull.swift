@@ -1,0 +1,80 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import Foundation
+import PostgresNIO
+
+extension PostgresSyncDatabase {
+    /// The user's changes after `cursor`, in version order, each record once in its latest state.
+    ///
+    /// One statement reads both the prune horizon and the changes, so a prune running at the same
+    /// moment cannot remove a deletion from the page without the cursor check seeing it.
+    ///
+    /// - Parameters:
+    ///   - user: The user whose records to read.
+    ///   - cursor: The last version the client has seen; 0 for everything.
+    ///   - limit: The most changes to return; values above ``SyncLimits/maximumPullLimit`` count as it.
+    /// - Returns: The changes, the next cursor and whether more changes follow.
+    /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when deletions after
+    ///   `cursor` were pruned.
+    public func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+        let limit = min(max(limit, 1), SyncLimits.maximumPullLimit)
+        let rows = try await collect(
+            """
+            SELECT u.pruned_version, r.collection, r.id, r.version, r.value
+            FROM amber_sync_users u
+            LEFT JOIN LATERAL (
+                SELECT collection, id, version, value FROM amber_sync_records
+                WHERE user_id = u.id AND version > \(cursor) ORDER BY version LIMIT \(limit + 1)
+            ) r ON true
+            WHERE u.id = \(user.id)
+            ORDER BY r.version
+            """
+        )
+        var prunedVersion: Int64 = 0
+        var changes: [RecordChange] = []
+        changes.reserveCapacity(min(rows.count, limit))
+        for row in rows {
+            let (pruned, collection, id, version, value) = try row.decode((Int64, String?, String?, Int64?, String?).self)
+            prunedVersion = pruned
+            guard let collection, let id, let version, changes.count < limit else { continue }
+            changes.append(
+                RecordChange(
+                    collection: collection, id: id, version: version,
+                    value: try value.map { try JSONText.decode(JSONObject.self, from: $0) }
+                )
+            )
+        }
+        if cursor > 0, cursor < prunedVersion {
+            throw SyncServerError.cursorExpired(cursor: cursor, prunedThrough: prunedVersion)
+        }
+        return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: rows.count > limit)
+    }
+
+    /// Forgets deleted records whose deletion is older than `date`, and remembers, per user, the
+    /// newest version it forgot so that older cursors are told to pull again from 0.
+    ///
+    /// - Parameter date: Deletions before this moment are forgotten.
+    /// - Returns: How many deleted records were forgotten.
+    public func prune(deletionsOlderThan date: Date) async throws -> Int {
+        let logger = self.logger
+        return try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                WITH forgotten AS (
+                    DELETE FROM amber_sync_records WHERE value IS NULL AND changed_at < \(date)
+                    RETURNING user_id, version
+                ), horizons AS (
+                    SELECT user_id, max(version) AS version, count(*) AS forgotten_count FROM forgotten GROUP BY user_id
+                ), updated AS (
+                    UPDATE amber_sync_users SET pruned_version = greatest(pruned_version, horizons.version)
+                    FROM horizons WHERE amber_sync_users.id = horizons.user_id
+                    RETURNING horizons.forgotten_count
+                )
+                SELECT coalesce(sum(forgotten_count), 0)::int8 FROM updated
+                """,
+                logger: logger
+            ).collect()
+            return Int(try rows.first?.decode(Int64.self) ?? 0)
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import AmberSyncServer
+import Foundation
+import PostgresNIO
+
+extension PostgresSyncDatabase {
+    /// The schema version this build writes and reads.
+    static let schemaVersion = 1
+
+    /// Each schema version's migration; index 0 brings an empty database to version 1.
+    private static let migrations: [String] = [
+        """
+        CREATE TABLE amber_sync_schema (version integer NOT NULL);
+        INSERT INTO amber_sync_schema (version) VALUES (0);
+
+        -- `version` is the last version given to the user's records. A push locks the row
+        -- (SELECT ... FOR UPDATE) until it commits, so a user's versions commit in order.
+        -- `pruned_version` is the highest version of a deletion that prune forgot.
+        CREATE TABLE amber_sync_users (
+            id bigserial PRIMARY KEY,
+            name text NOT NULL UNIQUE,
+            version bigint NOT NULL DEFAULT 0,
+            pruned_version bigint NOT NULL DEFAULT 0,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+
+        -- Tokens are kept only as SHA-256 hashes, in lowercase hex.
+        CREATE TABLE amber_sync_tokens (
+            hash text PRIMARY KEY,
+            user_id bigint NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX amber_sync_tokens_by_user ON amber_sync_tokens(user_id);
+
+        -- One row per record; a deleted record keeps its row with a NULL value. Values are
+        -- JSON text with sorted keys, kept as sent. `field_versions` maps each top-level key to
+        -- the version of its last change.
+        CREATE TABLE amber_sync_records (
+            user_id bigint NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+            collection text NOT NULL,
+            id text NOT NULL,
+            version bigint NOT NULL,
+            created_version bigint NOT NULL,
+            value text,
+            field_versions text NOT NULL,
+            changed_at timestamptz NOT NULL,
+            PRIMARY KEY (user_id, collection, id)
+        );
+        CREATE UNIQUE INDEX amber_sync_records_by_version ON amber_sync_records(user_id, version);
+        CREATE INDEX amber_sync_records_deleted ON amber_sync_records(changed_at) WHERE value IS NULL;
+
+        -- The answer given to each mutation, so a re-sent one is answered the same way.
+        CREATE TABLE amber_sync_mutation_results (
+            user_id bigint NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+            client_id text NOT NULL,
+            mutation_id bigint NOT NULL,
+            result text NOT NULL,
+            PRIMARY KEY (user_id, client_id, mutation_id)
+        );
+        """
+    ]
+
+    /// A number no other program is expected to use for `pg_advisory_xact_lock`: migrations of
+    /// several server processes starting at once take turns on it.
+    private static let migrationLock: Int64 = 0x616D_6265_7273_796E  // "ambersyn"
+
+    /// Creates the tables or brings them up to date; does nothing when they already are.
+    ///
+    /// Several processes may call it at once: they take turns, and only the first changes anything.
+    ///
+    /// - Throws: ``SyncServerError/schemaTooNew(path:found:supported:)`` when a newer server wrote
+    ///   the database, leaving it untouched.
+    public func migrate() async throws {
+        let location = self.location
+        do {
+            try await client.withConnection { connection in
+                try await Self.migrate(on: connection, location: location, logger: logger)
+            }
+        } catch {
+            throw Self.describe(error, location: location)
+        }
+    }
+
+    /// Creates or upgrades the tables through `connection`, in one transaction.
+    static func migrate(on connection: PostgresConnection, location: String, logger: Logger) async throws {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            let found = try await Self.foundSchemaVersion(connection, logger: logger)
+            guard found <= Self.migrations.count else {
+                throw SyncServerError.schemaTooNew(path: location, found: found, supported: Self.schemaVersion)
+            }
+            guard found < Self.migrations.count else { return }
+            for migration in Self.migrations[found...] {
+                // One statement per query: the extended protocol takes no more.
+                for statement in Self.statements(of: migration) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            }
+            try await connection.query(
+                "UPDATE amber_sync_schema SET version = \(Self.migrations.count)", logger: logger
+            )
+        }
+    }
+
+    /// The statements of a migration: its text split after each `;` that ends a line.
+    static func statements(of migration: String) -> [String] {
+        migration.components(separatedBy: ";\n")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The database's schema version, 0 when it has no Amber tables.
+    private static func foundSchemaVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let exists = try await connection.query(
+            "SELECT to_regclass('amber_sync_schema') IS NOT NULL", logger: logger
+        ).collect().first?.decode(Bool.self) ?? false
+        guard exists else { return 0 }
+        let rows = try await connection.query("SELECT version FROM amber_sync_schema", logger: logger).collect()
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+}

@@ -1,0 +1,82 @@
+import AmberSyncServer
+import PostgresNIO
+
+extension PostgresSyncDatabase {
+    /// Creates a user and a first token for it.
+    ///
+    /// - Parameter name: A unique name, 1 to 256 bytes without control characters.
+    /// - Returns: The new bearer token; only its hash is stored.
+    /// - Throws: ``SyncServerError/userExists(_:)`` or ``SyncServerError/invalidUserName(_:)``.
+    public func addUser(named name: String) async throws -> String {
+        try SyncUserName.validate(name)
+        let token = AccessToken.generate()
+        let hash = AccessToken.hash(token)
+        try await transaction { connection in
+            let rows = try await connection.query(
+                "INSERT INTO amber_sync_users (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING RETURNING id",
+                logger: logger
+            ).collect()
+            guard let userID = try rows.first?.decode(Int64.self) else { throw SyncServerError.userExists(name) }
+            try await connection.query(
+                "INSERT INTO amber_sync_tokens (hash, user_id) VALUES (\(hash), \(userID))", logger: logger
+            )
+        }
+        return token
+    }
+
+    /// Creates another token for an existing user.
+    ///
+    /// - Parameter name: The user's name.
+    /// - Returns: The new bearer token; only its hash is stored.
+    /// - Throws: ``SyncServerError/unknownUser(_:)`` when there is no such user.
+    public func addToken(forUserNamed name: String) async throws -> String {
+        let token = AccessToken.generate()
+        let hash = AccessToken.hash(token)
+        let rows = try await collect(
+            """
+            INSERT INTO amber_sync_tokens (hash, user_id)
+            SELECT \(hash), id FROM amber_sync_users WHERE name = \(name)
+            RETURNING user_id
+            """
+        )
+        guard !rows.isEmpty else { throw SyncServerError.unknownUser(name) }
+        return token
+    }
+
+    /// Revokes a token.
+    ///
+    /// - Parameter token: The bearer token.
+    /// - Returns: Whether the token existed.
+    public func revokeToken(_ token: String) async throws -> Bool {
+        let hash = AccessToken.hash(token)
+        return try await !collect("DELETE FROM amber_sync_tokens WHERE hash = \(hash) RETURNING user_id").isEmpty
+    }
+
+    /// The user a bearer token belongs to, read from the database on each call.
+    ///
+    /// - Parameter token: The bearer token a request carries.
+    /// - Returns: The token's user, or `nil` for an unknown or revoked token.
+    public func user(forToken token: String) async throws -> SyncUser? {
+        let hash = AccessToken.hash(token)
+        let rows = try await collect(
+            """
+            SELECT amber_sync_users.id, amber_sync_users.name
+            FROM amber_sync_tokens JOIN amber_sync_users ON amber_sync_users.id = amber_sync_tokens.user_id
+            WHERE amber_sync_tokens.hash = \(hash)
+            """
+        )
+        return try rows.first.map { row in
+            let (id, name) = try row.decode((Int64, String).self)
+            return SyncUser(id: id, name: name)
+        }
+    }
+
+    /// Runs one statement outside a transaction and returns its rows.
+    func collect(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        do {
+            return try await client.query(query, logger: logger).collect()
+        } catch {
+            throw Self.describe(error, location: location)
+        }
+    }
+}

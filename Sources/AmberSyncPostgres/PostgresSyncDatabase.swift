@@ -1,0 +1,172 @@
+import AmberSyncServer
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The database of a sync server that outgrows one machine: PostgreSQL, shared by several
+/// stateless `amber-sync serve` processes.
+///
+/// It implements the same ``SyncDatabase`` protocol as ``SQLiteSyncDatabase`` and passes the same
+/// server test suite. Opening it creates or upgrades its tables (all named `amber_sync_…`) and
+/// refuses a database written by a newer server, leaving it untouched.
+///
+/// - **Versions commit in order.** Each push locks its user's counter row until it commits, so a
+///   user's versions commit in the order they were handed out, and a pull never skips one. Pushes
+///   of different users never wait for each other.
+/// - **Wake-ups cross processes.** After a push commits, the process sends one `NOTIFY` for the
+///   users it changed (batched with other pushes committed meanwhile, never inside the write
+///   transaction). Every process listens on its own connection and wakes its waiting pulls. A
+///   notification lost while that connection was down is made up for by a slow poll of the users'
+///   counters every ``fallbackPollInterval``.
+///
+/// ```swift
+/// let database = try await PostgresSyncDatabase(url: "postgres://amber@127.0.0.1:5432/sync", logger: logger)
+/// let token = try await database.addUser(named: "ann")
+/// let server = SyncServer(database: database, port: 8080, logger: logger)
+/// try await server.run()
+/// ```
+public final class PostgresSyncDatabase: SyncDatabase {
+    /// The database's address with any password removed, for messages.
+    public let location: String
+    /// Wakes pulls waiting in this process, for pushes served by any process on the database.
+    public let changeNotifier = ChangeNotifier()
+    /// How often the users' counters are read in case a notification from another process was lost.
+    public static let fallbackPollInterval = Duration.seconds(2)
+
+    let client: PostgresClient
+    let logger: Logger
+    let notifications: PostgresChangeNotifications
+    private let running: Task<Void, Never>
+
+    /// Connects to the PostgreSQL database at `url`, creates or upgrades its tables, and starts
+    /// listening for other processes' pushes.
+    ///
+    /// - Parameters:
+    ///   - url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`. Add `?sslmode=require` to insist on
+    ///     TLS; without it, TLS is used when the server offers it.
+    ///   - maximumConnections: The most connections this process opens for queries (one more
+    ///     listens for notifications).
+    ///   - logger: Where connection problems are logged.
+    /// - Throws: ``SyncServerError/invalidDatabaseURL(_:reason:)`` for an address it cannot use,
+    ///   ``SyncServerError/databaseUnavailable(location:reason:)`` when the server cannot be
+    ///   reached, ``SyncServerError/schemaTooNew(path:found:supported:)`` when a newer server
+    ///   wrote the database (left untouched).
+    public init(url: String, maximumConnections: Int = 20, logger: Logger) async throws {
+        let address = try PostgresAddress(url)
+        location = address.redacted
+        self.logger = logger
+        var configuration = PostgresClient.Configuration(
+            host: address.host, port: address.port, username: address.username, password: address.password,
+            database: address.database, tls: address.clientTLS
+        )
+        // One more for the connection that listens for notifications.
+        configuration.options.maximumConnections = max(1, maximumConnections) + 1
+        configuration.options.connectTimeout = .seconds(5)
+        // One connection first, made and used directly: an unreachable server or a wrong name fails
+        // at once with its reason (a pool would retry for a while), and the tables are ready before
+        // the pool serves anything.
+        try await Self.prepare(address, location: address.redacted, logger: logger)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        running = Task { await client.run() }
+        notifications = PostgresChangeNotifications(client: client, notifier: changeNotifier, logger: logger)
+        do {
+            try await notifications.start()
+        } catch {
+            running.cancel()
+            notifications.stop()
+            throw Self.describe(error, location: location)
+        }
+    }
+
+    /// Connects once to check that the database can be used, and creates or upgrades its tables.
+    private static func prepare(_ address: PostgresAddress, location: String, logger: Logger) async throws {
+        do {
+            let tls: PostgresConnection.Configuration.TLS =
+                switch address.sslMode {
+                case "disable": .disable
+                case "require": .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                default: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                }
+            var configuration = PostgresConnection.Configuration(
+                host: address.host, port: address.port, username: address.username, password: address.password,
+                database: address.database, tls: tls
+            )
+            configuration.options.connectTimeout = .seconds(10)
+            var quiet = logger
+            quiet.logLevel = .critical
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: quiet)
+            do {
+                try await migrate(on: connection, location: location, logger: quiet)
+                try await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        } catch {
+            throw describe(error, location: location)
+        }
+    }
+
+    /// Stops listening and closes every connection. The database must not be used afterwards.
+    public func close() async {
+        notifications.stop()
+        running.cancel()
+        await running.value
+    }
+
+    deinit {
+        notifications.stop()
+        running.cancel()
+    }
+
+    /// Runs `body` in one transaction; an error thrown by `body` comes out as itself.
+    func transaction<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> Result {
+        do {
+            return try await client.withTransaction(logger: logger, body)
+        } catch {
+            throw Self.describe(error, location: location)
+        }
+    }
+
+    /// Runs `body` in one transaction and then, after the commit and on the same connection,
+    /// `afterCommit` with `body`'s second result; returns the first.
+    func transaction<Result: Sendable, Outcome: Sendable>(
+        afterCommit: (PostgresConnection, Outcome) async -> Void,
+        _ body: (PostgresConnection) async throws -> sending (Result, Outcome)
+    ) async throws -> Result {
+        let logger = self.logger
+        do {
+            return try await client.withConnection { connection in
+                let (result, outcome) = try await connection.withTransaction(logger: logger, body)
+                await afterCommit(connection, outcome)
+                return result
+            }
+        } catch {
+            throw Self.describe(error, location: location)
+        }
+    }
+
+    /// Turns a failure to reach the database into a sentence naming it; keeps every other error.
+    static func describe(_ error: any Error, location: String) -> any Error {
+        if let error = error as? PostgresTransactionError {
+            guard let inner = error.closureError ?? error.beginError ?? error.commitError else { return error }
+            return describe(inner, location: location)
+        }
+        guard let error = error as? PSQLError else { return error }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .poolClosed, .saslError, .unsupportedAuthMechanism,
+            .failedToAddSSLHandler, .sslUnsupported, .authMechanismRequiresPassword:
+            let reason = error.serverInfo?[.message] ?? error.underlying.map { "\($0)" } ?? "\(error.code)"
+            return SyncServerError.databaseUnavailable(location: location, reason: reason)
+        case .server where error.serverInfo?[.sqlState]?.hasPrefix("28") == true
+            || error.serverInfo?[.sqlState] == "3D000":
+            // Invalid authorization (class 28) or no such database (3D000): the server refused us.
+            return SyncServerError.databaseUnavailable(location: location, reason: error.serverInfo?[.message] ?? "refused")
+        default:
+            return error
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import AmberSyncPostgres
+import AmberSyncProtocol
+import AmberSyncServer
+import AmberTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// What only the PostgreSQL backend has: addresses, its schema table, and notifications between processes.
+@Suite(.enabled(if: PostgresTestServer.isWanted, "PostgreSQL is not installed"))
+struct PostgresSyncDatabaseTests {
+    private var logger: Logger {
+        var logger = Logger(label: "amber-sync-tests")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    @Test(arguments: [
+        "mysql://amber@127.0.0.1/db",
+        "postgres://127.0.0.1:5432/db",
+        "postgres://amber@/db",
+        "postgres://amber@127.0.0.1:5432",
+        "postgres://amber@127.0.0.1:5432/",
+        "postgres://amber@127.0.0.1:5432/db?sslmode=sometimes",
+        "postgres://amber@127.0.0.1:5432/db?pool=3",
+    ])
+    func anAddressItCannotUseIsRefusedNamingWhy(url: String) async throws {
+        await #expect {
+            _ = try await PostgresSyncDatabase(url: url, logger: logger)
+        } throws: { error in
+            guard case SyncServerError.invalidDatabaseURL(let address, let reason) = error else { return false }
+            return !address.isEmpty && !reason.isEmpty
+        }
+    }
+
+    @Test func aPasswordNeverAppearsInAnError() async throws {
+        await #expect {
+            _ = try await PostgresSyncDatabase(url: "postgres://amber:hunter2@127.0.0.1:1/db?pool=1", logger: logger)
+        } throws: { error in
+            !"\(error)".contains("hunter2")
+        }
+        await #expect {
+            _ = try await PostgresSyncDatabase(url: "postgres://amber:hunter2@127.0.0.1:1/db", logger: logger)
+        } throws: { error in
+            !"\(error)".contains("hunter2")
+        }
+    }
+
+    @Test func aServerThatIsNotThereIsUnavailable() async throws {
+        // Port 1 on loopback: nothing listens there.
+        await #expect {
+            _ = try await PostgresSyncDatabase(url: "postgres://amber@127.0.0.1:1/db", logger: logger)
+        } throws: { error in
+            guard case SyncServerError.databaseUnavailable(let location, _) = error else { return false }
+            return location == "postgres://amber@127.0.0.1:1/db"
+        }
+    }
+
+    @Test func aDatabaseThatDoesNotExistIsUnavailable() async throws {
+        let admin = try PostgresTestServer.url()
+        var components = try #require(URLComponents(string: admin))
+        components.path = "/amber_no_such_database"
+        await #expect {
+            _ = try await PostgresSyncDatabase(url: components.string!, logger: logger)
+        } throws: { error in
+            guard case SyncServerError.databaseUnavailable(_, let reason) = error else { return false }
+            return reason.contains("amber_no_such_database")
+        }
+    }
+
+    @Test func aNewerSchemaIsRefusedAndLeftUntouched() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        _ = try await database.addUser(named: "ann")
+        await database.close()
+        try PostgresTestServer.psql(url, "UPDATE amber_sync_schema SET version = 99")
+        let before = try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users")
+
+        await #expect {
+            _ = try await PostgresSyncDatabase(url: url, logger: logger)
+        } throws: { error in
+            guard case SyncServerError.schemaTooNew(_, let found, let supported) = error else { return false }
+            return found == 99 && supported == 1 && "\(error)".contains("newer")
+        }
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "99")
+        #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users") == before)
+    }
+
+    @Test func serversStartingTogetherOnAnEmptyDatabaseCreateTheTablesOnce() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let logger = self.logger
+        let databases = try await withThrowingTaskGroup(of: PostgresSyncDatabase.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(databases.count == 4)
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "1")
+        #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_schema") == "1")
+        // Tables that were there are kept: another start migrates nothing and loses nothing.
+        _ = try await databases[0].addUser(named: "ann")
+        let again = try await PostgresSyncDatabase(url: url, logger: logger)
+        #expect(try PostgresTestServer.psql(url, "SELECT name FROM amber_sync_users") == "ann")
+        await again.close()
+        for database in databases { await database.close() }
+    }
+
+    /// The listening connection is cut: the slow poll, then the reconnected listener, still wake pulls.
+    @Test func aPullIsWokenEvenWhenTheListeningConnectionWasCut() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let serving = try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger)
+        let other = try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger)
+        let token = try await serving.addUser(named: "ann")
+        let ann = try #require(try await serving.user(forToken: token))
+        let database = url.split(separator: "/").last.map(String.init) ?? ""
+
+        for round in 1...2 {
+            let cut = try PostgresTestServer.psql(
+                url,
+                """
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE datname = '\(database)' AND query LIKE 'LISTEN%'
+                """
+            )
+            #expect(Int(cut) ?? 0 >= 1, "round \(round): no listening connection was found to cut")
+            let generation = serving.changeNotifier.generation(for: ann.id)
+            _ = try await other.push(
+                [Mutation(mutationID: Int64(round), collection: "notes", id: "n\(round)", baseVersion: nil, value: [:])],
+                clientID: "c", for: ann
+            )
+            let woken = await serving.changeNotifier.wait(for: ann.id, after: generation, timeout: .seconds(10))
+            #expect(woken, "round \(round)")
+            // Let the listener reconnect before the next cut.
+            _ = await eventually(within: 5) {
+                let listening = try? PostgresTestServer.psql(
+                    url,
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND query LIKE 'LISTEN%'"
+                )
+                return listening == "2"
+            }
+        }
+        await other.close()
+        await serving.close()
+    }
+}
