@@ -52,12 +52,17 @@ extension SyncServer {
         while true {
             // Read the generation before looking, so a push committing in between still wakes the wait.
             let generation = notifier.generation(for: user.id)
-            let response = try await metrics.database(.pull) {
-                try await database.pull(for: user, after: query.cursor, limit: query.limit)
+            // The pulls one push wakes ask the same question at once: one read answers them all.
+            let key = PullCoalescer.Key(userID: user.id, cursor: query.cursor, limit: query.limit, generation: generation)
+            let (database, metrics) = (database, metrics)
+            let answer = try await pullCoalescer.answer(for: key) {
+                try await metrics.database(.pull) {
+                    try await database.pull(for: user, after: query.cursor, limit: query.limit)
+                }
             }
             let remaining = clock.now.duration(to: deadline)
-            guard response.changes.isEmpty, remaining > .zero else {
-                return try Response.json(response)
+            guard answer.response.changes.isEmpty, remaining > .zero else {
+                return answer.httpResponse
             }
             let waitStart = clock.now
             let woken = await metrics.waiting {
@@ -67,7 +72,7 @@ extension SyncServer {
             }
             heldTime.add(waitStart.duration(to: clock.now))
             guard woken else {
-                return try Response.json(response)
+                return answer.httpResponse
             }
         }
     }

@@ -29,6 +29,8 @@ public struct SyncServer: Sendable {
     public let logger: Logger
     /// What the server counts and times, served at `GET /metrics` (see ``SyncServerMetrics``).
     public let metrics: SyncServerMetrics
+    /// Shares database reads among pulls that ask the same question at once.
+    let pullCoalescer = PullCoalescer()
 
     /// Creates a server; nothing listens until ``run(onListening:)``.
     ///
