@@ -11,6 +11,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "HeapStatistics"),
@@ -31,11 +32,13 @@ let package = Package(
                 .product(name: "AmberSQLite", package: "Amber"),
                 .product(name: "AmberSync", package: "Amber"),
                 .product(name: "AmberSyncServer", package: "Amber"),
+                .product(name: "AmberSyncPostgres", package: "Amber"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ],

@@ -42,7 +42,8 @@ enum PushThroughput {
         }
         let ours = seconds(since: start)
 
-        let baseline = try await RawWrites.run(backend: backend, users: users, clients: clients, writesPerClient: pushesPerClient)
+        let baseline = try await RawWrites.run(
+            backend: backend, location: try await backend.newDatabase(), users: users, clients: clients, writesPerClient: pushesPerClient)
         report(
             "sync \(backend.kind.rawValue) push: \(name): \(format(ours)) s, \(Int(Double(total) / ours)) pushes/s; "
                 + "baseline \(total) raw single-statement transactions from \(clients) writers: \(format(baseline)) s, "
@@ -52,14 +53,14 @@ enum PushThroughput {
 
 /// The baseline writes: one INSERT of a ~200-byte JSON row per transaction.
 enum RawWrites {
-    static func run(backend: Backend, users: Int, clients: Int, writesPerClient: Int) async throws -> Double {
+    static func run(backend: Backend, location: String, users: Int, clients: Int, writesPerClient: Int) async throws -> Double {
         switch backend.kind {
         case .sqlite:
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             // The server's durability: WAL with synchronous = FULL.
             configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-            let pool = try DatabasePool(path: backend.scratchPath("raw-writes.sqlite"), configuration: configuration)
+            let pool = try DatabasePool(path: location, configuration: configuration)
             defer { try? pool.close() }
             try await pool.write { db in
                 try db.execute(sql: """
@@ -84,7 +85,7 @@ enum RawWrites {
             }
             return seconds(since: start)
         case .postgres:
-            throw BenchmarkError("this build of the benchmark has no PostgreSQL backend")
+            return try await RawPostgres.writes(location, users: users, clients: clients, writesPerClient: writesPerClient)
         }
     }
 }

@@ -1,3 +1,4 @@
+import AmberSyncPostgres
 import AmberSyncServer
 import Foundation
 import GRDB
@@ -14,6 +15,8 @@ final class Backend: @unchecked Sendable {
     /// Where this run's SQLite files (and PostgreSQL cluster) live; removed by ``tearDown()``.
     let scratch: URL
     private var count = 0
+    /// The throwaway PostgreSQL cluster: its folder and the URL of its `postgres` database.
+    private(set) var cluster: (directory: URL, url: String)?
 
     init(kind: BackendKind) throws {
         self.kind = kind
@@ -21,9 +24,20 @@ final class Backend: @unchecked Sendable {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     }
 
-    /// A PostgreSQL backend on a throwaway cluster, when this build has the PostgreSQL backend.
+    /// A PostgreSQL backend on a throwaway cluster (`scripts/postgres-cluster`), stopped by
+    /// ``tearDown()`` or, should this process die, once it is gone.
     static func postgres() async throws -> Backend {
-        throw BenchmarkError("this build of the benchmark has no PostgreSQL backend")
+        let backend = try Backend(kind: .postgres)
+        let directory = backend.scratch.appendingPathComponent("cluster")
+        let output = try run(
+            repositoryDirectory.appendingPathComponent("scripts/postgres-cluster"),
+            ["start", directory.path, "--stop-with", String(getpid())])
+        guard let url = output.split(separator: "\n").last.map(String.init), url.hasPrefix("postgres://") else {
+            backend.tearDown()
+            throw BenchmarkError("scripts/postgres-cluster printed no URL: \(output)")
+        }
+        backend.cluster = (directory, url)
+        return backend
     }
 
     /// The location of a new, empty database: a file path, or a `postgres://` URL.
@@ -33,17 +47,44 @@ final class Backend: @unchecked Sendable {
         case .sqlite:
             return scratch.appendingPathComponent("server-\(count).sqlite").path
         case .postgres:
-            throw BenchmarkError("this build of the benchmark has no PostgreSQL backend")
+            guard let cluster else { throw BenchmarkError("no PostgreSQL cluster") }
+            let name = "load_\(count)"
+            _ = try Self.run(URL(fileURLWithPath: "/usr/bin/env"), ["psql", "-X", "-q", cluster.url, "-c", "CREATE DATABASE \(name)"])
+            return cluster.url.replacingOccurrences(of: "/postgres", with: "/\(name)", options: .backwards)
         }
     }
 
     /// Opens the database at `location` in this process (to add users, or to serve).
     static func open(_ location: String) async throws -> any SyncDatabase {
         if location.hasPrefix("postgres://") {
-            throw BenchmarkError("this build of the benchmark has no PostgreSQL backend")
+            var logger = Logger(label: "amber-sync")
+            logger.logLevel = .critical
+            return try await PostgresSyncDatabase(url: location, logger: logger)
         }
         return try SQLiteSyncDatabase(path: location)
     }
+
+    /// Runs a command and returns its standard output; fails unless it exits 0.
+    @discardableResult
+    static func run(_ executable: URL, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) failed with status \(process.terminationStatus)")
+        }
+        return text
+    }
+
+    /// The repository, found from this file.
+    static let repositoryDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// A scratch file path for a client or a baseline.
     func scratchPath(_ name: String) -> String {
@@ -52,6 +93,9 @@ final class Backend: @unchecked Sendable {
     }
 
     func tearDown() {
+        if let cluster {
+            _ = try? Self.run(Self.repositoryDirectory.appendingPathComponent("scripts/postgres-cluster"), ["stop", cluster.directory.path])
+        }
         try? FileManager.default.removeItem(at: scratch)
     }
 }
