@@ -127,33 +127,49 @@ where Value.ID: Sendable & Codable {
                 // What the local value is measured against: what this client sent, or the base.
                 let agreed: JSONObject? =
                     if let applied = state.applied { applied.value } else { base?.value.flatMap(localized) }
+                // The server's value as this model writes it, encoded once when needed.
+                var theirsObject: JSONObject??
+                func theirsLocalized() -> JSONObject? {
+                    if let theirsObject { return theirsObject }
+                    let object = theirs.flatMap { try? encode($0) }
+                    theirsObject = .some(object)
+                    return object
+                }
                 var result: Value? = theirs
+                // Taking the server's value leaves nothing to push; only a merge or a kept local
+                // change may differ from it.
+                var keptTheirs = true
                 if mineObject != agreed {
                     switch (mine, theirs) {
                     case (let mine?, let theirs?):
                         let merged = resolve(agreed.flatMap(decode), mine, theirs)
                         result = merged.value
+                        keptTheirs = false
                         let fields =
-                            try merged.conflicts
+                            merged.conflicts
                             ?? Self.conflictingKeys(
-                                base: agreed, mine: mineObject ?? [:], theirs: try encode(theirs))
+                                base: agreed, mine: mineObject ?? [:], theirs: theirsLocalized() ?? [:])
                         if !fields.isEmpty {
                             conflicts.append(SyncConflict(collection: key, id: state.id, fields: fields))
                         }
                     case (let mine?, nil):
                         result = mine  // edited here, deleted there: the edit wins
+                        keptTheirs = false
                     case (nil, _):
                         // Deleted here: it stands unless the server changed the record since, in
                         // which case that edit wins.
-                        if state.value.flatMap(localized) == agreed { result = nil }
+                        if theirsLocalized() == agreed {
+                            result = nil
+                            keptTheirs = theirs == nil
+                        }
                     }
                 }
                 switch result {
                 case let value?: transaction.add(value)
                 case nil: transaction.remove(id: identity)
                 }
-                let resultObject = try result.map(encode)
-                marks.append((state.id, resultObject != state.value.flatMap(localized)))
+                let pending = keptTheirs ? false : try result.map(encode) != theirsLocalized()
+                marks.append((state.id, pending))
             }
             context.afterRecordsWritten { [key] db in
                 for mark in marks { try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending) }

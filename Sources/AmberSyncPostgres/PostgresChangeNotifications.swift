@@ -24,6 +24,9 @@ final class PostgresChangeNotifications: Sendable {
     private let client: PostgresClient
     private let notifier: ChangeNotifier
     private let logger: Logger
+    /// Opens the listening connection, which stays out of the pool so that ``stop()`` can close it
+    /// (a pooled one would be returned only once listening ends, and the pool waits for it).
+    private let connect: @Sendable () async throws -> PostgresConnection
     /// Tells this process's notifications from other processes'.
     private let instance = UUID().uuidString
     private let state = Protected(State())
@@ -34,12 +37,17 @@ final class PostgresChangeNotifications: Sendable {
         var tasks: [Task<Void, Never>] = []
         var knownVersions: [Int64: Int64] = [:]
         var stopped = false
+        var listening: PostgresConnection?
     }
 
-    init(client: PostgresClient, notifier: ChangeNotifier, logger: Logger) {
+    init(
+        client: PostgresClient, notifier: ChangeNotifier, logger: Logger,
+        connect: @escaping @Sendable () async throws -> PostgresConnection
+    ) {
         self.client = client
         self.notifier = notifier
         self.logger = logger
+        self.connect = connect
     }
 
     /// Starts listening and polling; returns once the first `LISTEN` is in place, so no change
@@ -61,14 +69,18 @@ final class PostgresChangeNotifications: Sendable {
         }
     }
 
-    /// Stops listening, polling and sending.
-    func stop() {
-        let tasks = state.withLock { state in
+    /// Stops listening, polling and sending; returns the tasks that end, to wait for them.
+    @discardableResult
+    func stop() -> [Task<Void, Never>] {
+        let (tasks, listening) = state.withLock { state in
             state.stopped = true
-            defer { state.tasks = [] }
-            return state.tasks
+            defer { (state.tasks, state.listening) = ([], nil) }
+            return (state.tasks, state.listening)
         }
         for task in tasks { task.cancel() }
+        // Ends the notification sequence the listener waits on; the listener then releases it.
+        listening?.close().whenComplete { _ in }
+        return tasks
     }
 
     /// Wakes `userID`'s pulls in every other process; call it after the push committed, with the
@@ -126,7 +138,18 @@ final class PostgresChangeNotifications: Sendable {
         var reported = false
         while !Task.isCancelled {
             do {
-                try await client.withConnection { connection in
+                let connection = try await connect()
+                let keep = state.withLock { state -> Bool in
+                    guard !state.stopped else { return false }
+                    state.listening = connection
+                    return true
+                }
+                guard keep else {
+                    try? await connection.close()
+                    break
+                }
+                var listenError: (any Error)?
+                do {
                     try await connection.listen(on: Self.channel) { notifications in
                         if reported {
                             // Changes committed while the connection was down sent no notification here.
@@ -140,7 +163,15 @@ final class PostgresChangeNotifications: Sendable {
                             self.received(notification.payload)
                         }
                     }
+                } catch {
+                    listenError = error
                 }
+                state.withLock { state in
+                    if state.listening === connection { state.listening = nil }
+                }
+                // Closed before it is released: a connection must not outlive its channel.
+                try? await connection.close()
+                if let listenError { throw listenError }
             } catch {
                 if !reported {
                     reported = true

@@ -59,8 +59,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
             host: address.host, port: address.port, username: address.username, password: address.password,
             database: address.database, tls: address.clientTLS
         )
-        // One more for the connection that listens for notifications.
-        configuration.options.maximumConnections = max(1, maximumConnections) + 1
+        configuration.options.maximumConnections = max(1, maximumConnections)
         configuration.options.connectTimeout = .seconds(5)
         // One connection first, made and used directly: an unreachable server or a wrong name fails
         // at once with its reason (a pool would retry for a while), and the tables are ready before
@@ -69,7 +68,10 @@ public final class PostgresSyncDatabase: SyncDatabase {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
-        notifications = PostgresChangeNotifications(client: client, notifier: changeNotifier, logger: logger)
+        notifications = PostgresChangeNotifications(
+            client: client, notifier: changeNotifier, logger: logger,
+            connect: { try await Self.connect(address, logger: logger) }
+        )
         do {
             try await notifications.start()
         } catch {
@@ -82,20 +84,9 @@ public final class PostgresSyncDatabase: SyncDatabase {
     /// Connects once to check that the database can be used, and creates or upgrades its tables.
     private static func prepare(_ address: PostgresAddress, location: String, logger: Logger) async throws {
         do {
-            let tls: PostgresConnection.Configuration.TLS =
-                switch address.sslMode {
-                case "disable": .disable
-                case "require": .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                default: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                }
-            var configuration = PostgresConnection.Configuration(
-                host: address.host, port: address.port, username: address.username, password: address.password,
-                database: address.database, tls: tls
-            )
-            configuration.options.connectTimeout = .seconds(10)
             var quiet = logger
             quiet.logLevel = .critical
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: quiet)
+            let connection = try await connect(address, logger: quiet)
             do {
                 try await migrate(on: connection, location: location, logger: quiet)
                 try await connection.close()
@@ -108,12 +99,47 @@ public final class PostgresSyncDatabase: SyncDatabase {
         }
     }
 
-    /// Stops listening and closes every connection. The database must not be used afterwards.
-    public func close() async {
-        notifications.stop()
-        running.cancel()
-        await running.value
+    /// A connection of its own, outside the pool: for the first checks and for listening.
+    static func connect(_ address: PostgresAddress, logger: Logger) async throws -> PostgresConnection {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch address.sslMode {
+            case "disable": .disable
+            case "require": .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            default: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        var configuration = PostgresConnection.Configuration(
+            host: address.host, port: address.port, username: address.username, password: address.password,
+            database: address.database, tls: tls
+        )
+        configuration.options.connectTimeout = .seconds(10)
+        return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
     }
+
+    /// Stops listening and closes every connection. The database must not be used afterwards.
+    ///
+    /// Waits at most ``closeTimeout`` for queries still running to end; their connections are
+    /// closed in the background after that.
+    public func close() async {
+        let listening = notifications.stop()
+        running.cancel()
+        let running = self.running
+        let finished = Protected<CheckedContinuation<Void, Never>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            finished.withLock { $0 = continuation }
+            Task {
+                for task in listening { await task.value }
+                await running.value
+                finished.withLock { $0.take() }?.resume()
+            }
+            Task {
+                try? await Task.sleep(for: Self.closeTimeout)
+                finished.withLock { $0.take() }?.resume()
+            }
+        }
+    }
+
+    /// How long ``close()`` waits for the connections to close.
+    public static let closeTimeout = Duration.seconds(5)
 
     deinit {
         notifications.stop()

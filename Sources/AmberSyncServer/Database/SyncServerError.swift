@@ -75,4 +75,9 @@ extension SyncServerError {
         if case .cursorExpired = self { return true }
         return false
     }
+
+    /// Whether the error is about the request or the command (a `4xx`), not a failure of the database.
+    var isInputError: Bool {
+        httpStatusCode < 500
+    }
 }

@@ -8,12 +8,13 @@ import Hummingbird
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = SyncRequestContext
     let database: any SyncDatabase
+    let metrics: SyncServerMetrics
 
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
         guard let token = Self.bearerToken(in: request.headers[.authorization]),
-            let user = try await database.user(forToken: token)
+            let user = try await metrics.database(.authenticate, { try await database.user(forToken: token) })
         else { throw SyncServerError.unauthorized }
         var context = context
         context.user = user

@@ -43,7 +43,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error.status {
         case .notFound:
             return
-                "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push and GET /v1/pull."
+                "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push and GET /v1/pull, and the server GET /metrics."
         case .contentTooLarge:
             return "The request body is larger than the server accepts."
         default:

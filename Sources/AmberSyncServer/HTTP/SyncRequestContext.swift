@@ -5,6 +5,8 @@ struct SyncRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The user whose bearer token the request carries, once authenticated.
     var user: SyncUser?
+    /// How long the request was held waiting for a change, which its latency leaves out.
+    let heldTime = HeldTime()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -15,10 +17,29 @@ struct SyncRequestContext: RequestContext {
 struct AuthenticatedRequestContext: ChildRequestContext {
     var coreContext: CoreRequestContextStorage
     let user: SyncUser
+    /// The request's ``SyncRequestContext/heldTime``, shared with the middleware that reads it.
+    let heldTime: HeldTime
 
     init(context: SyncRequestContext) throws {
         guard let user = context.user else { throw SyncServerError.unauthorized }
         self.coreContext = context.coreContext
         self.user = user
+        self.heldTime = context.heldTime
+    }
+}
+
+/// The time one request spent held waiting for a change: the pull handler adds to it, and the
+/// metrics middleware subtracts it from the request's latency.
+final class HeldTime: Sendable {
+    private let total = Protected(Duration.zero)
+
+    /// The time held so far.
+    var duration: Duration {
+        total.withLock { $0 }
+    }
+
+    /// Adds one wait's length.
+    func add(_ duration: Duration) {
+        total.withLock { $0 += duration }
     }
 }

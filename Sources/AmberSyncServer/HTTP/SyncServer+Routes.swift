@@ -3,21 +3,31 @@ import Hummingbird
 import ServiceLifecycle
 
 extension SyncServer {
-    /// The routes of protocol v1, behind the error middleware; all but health behind authentication.
+    /// The routes of protocol v1 and `/metrics`, behind the metrics and error middleware; all but
+    /// health and metrics behind authentication.
     func makeRouter() -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware(logger: logger))
         router.get("/v1/health") { _, _ in
             try Response.json(HealthResponse())
         }
+        let metrics = self.metrics
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer()))
+            )
+        }
         let authenticated = router.group("/v1")
-            .add(middleware: AuthenticationMiddleware(database: database))
+            .add(middleware: AuthenticationMiddleware(database: database, metrics: metrics))
             .group(context: AuthenticatedRequestContext.self)
         authenticated.post("push") { request, context in
             try await push(request, user: context.user)
         }
         authenticated.get("pull") { request, context in
-            try await pull(request, user: context.user)
+            try await pull(request, user: context.user, heldTime: context.heldTime)
         }
         return router
     }
@@ -25,14 +35,16 @@ extension SyncServer {
     private func push(_ request: Request, user: SyncUser) async throws -> Response {
         let body = try await request.collectBody(limit: maximumBodySize)
         let push = try JSONBody.decode(PushRequest.self, from: body.readableBytesView)
-        let results = try await database.push(push.mutations, clientID: push.clientID, for: user)
+        let results = try await metrics.database(.push) {
+            try await database.push(push.mutations, clientID: push.clientID, for: user)
+        }
         if results.contains(where: { $0.status == .applied }) {
             database.changeNotifier.notify(userID: user.id)
         }
         return try Response.json(PushResponse(results: results))
     }
 
-    private func pull(_ request: Request, user: SyncUser) async throws -> Response {
+    private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime) async throws -> Response {
         let query = try PullQuery(request.uri.queryParameters)
         let notifier = database.changeNotifier
         let clock = ContinuousClock()
@@ -40,16 +52,28 @@ extension SyncServer {
         while true {
             // Read the generation before looking, so a push committing in between still wakes the wait.
             let generation = notifier.generation(for: user.id)
-            let response = try await database.pull(for: user, after: query.cursor, limit: query.limit)
+            // The pulls one push wakes ask the same question at once: one read answers them all.
+            let key = PullCoalescer.Key(
+                userID: user.id, cursor: query.cursor, limit: query.limit, generation: generation)
+            let (database, metrics) = (database, metrics)
+            let answer = try await pullCoalescer.answer(for: key) {
+                try await metrics.database(.pull) {
+                    try await database.pull(for: user, after: query.cursor, limit: query.limit)
+                }
+            }
             let remaining = clock.now.duration(to: deadline)
-            guard response.changes.isEmpty, remaining > .zero else {
-                return try Response.json(response)
+            guard answer.response.changes.isEmpty, remaining > .zero else {
+                return answer.httpResponse
             }
-            let woken = await cancelWhenGracefulShutdown {
-                await notifier.wait(for: user.id, after: generation, timeout: remaining)
+            let waitStart = clock.now
+            let woken = await metrics.waiting {
+                await cancelWhenGracefulShutdown {
+                    await notifier.wait(for: user.id, after: generation, timeout: remaining)
+                }
             }
+            heldTime.add(waitStart.duration(to: clock.now))
             guard woken else {
-                return try Response.json(response)
+                return answer.httpResponse
             }
         }
     }

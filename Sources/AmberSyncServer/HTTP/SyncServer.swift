@@ -27,6 +27,10 @@ public struct SyncServer: Sendable {
     public let maximumBodySize: Int
     /// Where the server logs.
     public let logger: Logger
+    /// What the server counts and times, served at `GET /metrics` (see ``SyncServerMetrics``).
+    public let metrics: SyncServerMetrics
+    /// Shares database reads among pulls that ask the same question at once.
+    let pullCoalescer = PullCoalescer()
 
     /// Creates a server; nothing listens until ``run(onListening:)``.
     ///
@@ -36,12 +40,14 @@ public struct SyncServer: Sendable {
     ///   - port: The port to listen on; 0 picks a free one.
     ///   - maximumBodySize: The largest request body accepted, in bytes.
     ///   - logger: Where the server logs.
+    ///   - metrics: Where the server counts and times its work; new ones unless given.
     public init(
         database: any SyncDatabase,
         host: String = "127.0.0.1",
         port: Int = 8080,
         maximumBodySize: Int = SyncLimits.defaultMaximumBody,
-        logger: Logger = Logger(label: "amber-sync")
+        logger: Logger = Logger(label: "amber-sync"),
+        metrics: SyncServerMetrics = SyncServerMetrics()
     ) {
         precondition(maximumBodySize > 0, "The maximum body size must be a positive number of bytes.")
         self.database = database
@@ -49,6 +55,7 @@ public struct SyncServer: Sendable {
         self.port = port
         self.maximumBodySize = maximumBodySize
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Serves until the calling task is cancelled or the process gets SIGINT or SIGTERM.
@@ -67,7 +74,7 @@ public struct SyncServer: Sendable {
     /// a `ServiceGroup` of one's own.
     ///
     /// - Parameter onListening: Called once the server accepts connections, with the port it listens on.
-    /// - Returns: An application serving `GET /v1/health`, `POST /v1/push` and `GET /v1/pull`.
+    /// - Returns: An application serving `GET /v1/health`, `POST /v1/push`, `GET /v1/pull` and `GET /metrics`.
     public func makeApplication(
         onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {

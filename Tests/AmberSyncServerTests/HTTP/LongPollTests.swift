@@ -1,6 +1,7 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -68,4 +69,48 @@ import Testing
             #expect(start.duration(to: clock.now) >= .milliseconds(1_900))
         }
     }
+}
+
+@Suite struct PullCoalescingTests {
+    @Test(arguments: Backend.allCases)
+    func pullsWokenTogetherShareOneDatabaseRead(backend: Backend) async throws {
+        let counting = LockedBox<CountingDatabase?>(nil)
+        let countingReads: (any SyncDatabase) -> any SyncDatabase = { base in
+            let database = CountingDatabase(base: base, pullDelay: .milliseconds(100))
+            counting.set(database)
+            return database
+        }
+        try await withHarness(backend, wrap: countingReads) { harness in
+            let token = try await harness.addUser("ann")
+            let waiting = 50
+            try await withThrowingTaskGroup(of: PullResponse.self) { group in
+                for _ in 0..<waiting {
+                    group.addTask { try await harness.pull(token: token, cursor: 0, wait: 30) }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                _ = try await harness.push([LongPollTests.note], token: token)
+                var answered = 0
+                for try await response in group {
+                    #expect(response.changes.map(\.id) == ["n"])
+                    answered += 1
+                }
+                #expect(answered == waiting)
+            }
+            // Without sharing: a read per pull before the wait and another after it.
+            let reads = try #require(counting.get()).pulls.value
+            #expect(reads < waiting, "\(reads) database reads for \(waiting) pulls")
+        }
+    }
+}
+
+/// A value set from one closure and read in another.
+final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }

@@ -48,6 +48,19 @@ struct Harness: Sendable {
         return try response.decode(PullResponse.self)
     }
 
+    /// The samples of `GET /metrics`, by name and labels as written: `amber_sync_waiting_pulls`,
+    /// `amber_sync_requests_total{route="/v1/push",status="200"}`.
+    func metrics(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Double] {
+        let response = try await send(.get, "/metrics", token: nil)
+        try #require(
+            response.status == .ok, "metrics answered \(response.status): \(response.text)",
+            sourceLocation: sourceLocation)
+        #expect(
+            response.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8", sourceLocation: sourceLocation
+        )
+        return try parsePrometheusText(response.text)
+    }
+
     /// Everything the user has, pulled page by page from cursor 0.
     func pullAll(token: String) async throws -> [RecordChange] {
         var changes: [RecordChange] = []
@@ -61,16 +74,18 @@ struct Harness: Sendable {
     }
 }
 
-/// Runs `body` against a fresh server on a fresh database of `backend`.
+/// Runs `body` against a fresh server on a fresh database of `backend`; `wrap` may put the
+/// database behind another one (to inject faults) for the server only.
 func withHarness(
     _ backend: Backend,
     maximumBodySize: Int = SyncLimits.defaultMaximumBody,
+    wrap: (any SyncDatabase) -> any SyncDatabase = { $0 },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
     try await backend.withDatabase { test in
         var logger = Logger(label: "amber-sync-tests")
         logger.logLevel = .critical
-        let server = SyncServer(database: test.database, maximumBodySize: maximumBodySize, logger: logger)
+        let server = SyncServer(database: wrap(test.database), maximumBodySize: maximumBodySize, logger: logger)
         try await server.makeApplication().test(.router) { client in
             try await body(Harness(client: client, database: test.database))
         }

@@ -1,0 +1,123 @@
+import Amber
+import AmberSQLite
+import AmberSync
+import Foundation
+import GRDB
+
+/// The app's model on the client: the fields of ``WireValue``.
+@Immutable
+struct BenchNote: Identifiable, Codable, Hashable, Sendable {
+    let id: String
+    let text: String
+    let tags: [String]
+    let created: Double
+    let modified: Double
+}
+
+/// A device: a `SyncClient` with one store on its own SQLite file.
+final class Device: Sendable {
+    let storage: SQLiteStorage
+    let notes: IdentityStore<BenchNote>
+    let client: SyncClient
+
+    init(path: String, server: String, token: String) throws {
+        storage = try SQLiteStorage(path: path)
+        notes = try IdentityStore(key: "notes", storage: storage)
+        client = try SyncClient(storage: storage, server: URL(string: server)!, token: token)
+        try client.add(notes)
+    }
+}
+
+/// 100,000 records on the server into an empty client, against reading the same rows from the
+/// server's database and writing the same JSON into a new SQLite file, both raw.
+enum InitialSync {
+    static func run(backend: Backend, records: Int) async throws {
+        let location = try await backend.newDatabase()
+        let database = try await Backend.open(location)
+        let token = try await database.addUser(named: "ann")
+        let server = try await ServerProcess.start(database: location)
+        defer { server.stop() }
+
+        // Seed, in pushes of 1,000.
+        var bytes = 0
+        let encoder = JSONEncoder()
+        for first in stride(from: 0, to: records, by: 1_000) {
+            let mutations = (first..<min(first + 1_000, records)).map { index in
+                WireMutation.create(Int64(index + 1), id: UUID().uuidString, index: index)
+            }
+            for mutation in mutations { bytes += try encoder.encode(mutation.value).count }
+            _ = try await LoadClient.push(server.url, token: token, clientID: "seed", mutations: mutations)
+        }
+
+        // Baseline first: it also brings the server's file into the page cache for both.
+        let selectSeconds = try await RawDatabase.selectAll(backend: backend, location: location, user: "ann")
+        let rows = selectSeconds.rows
+        let insertPath = backend.scratchPath("baseline.sqlite")
+        let insertSeconds = try RawDatabase.insertJSON(rows, path: insertPath)
+        let baseline = selectSeconds.seconds + insertSeconds
+
+        let device = try Device(path: backend.scratchPath("client.sqlite"), server: server.url, token: token)
+        let start = ContinuousClock.now
+        let syncReport = try await device.client.sync()
+        let ours = seconds(since: start)
+        guard device.notes.count == records, syncReport.pulled == records else {
+            throw BenchmarkError(
+                "the client has \(device.notes.count) records after pulling \(syncReport.pulled), not \(records)")
+        }
+        report(
+            "sync \(backend.kind.rawValue) initial-sync: \(records) records (\(bytes / records) B of JSON each) into an empty "
+                + "SyncClient in \(format(ours)) s; baseline raw SELECT \(format(selectSeconds.seconds)) s + raw GRDB insert "
+                + "\(format(insertSeconds)) s = \(format(baseline)) s; ratio \(format(ours / baseline)) (target ≤ 3, and < 5 s)"
+        )
+    }
+}
+
+/// The baselines written by hand: the same rows read and written with the database's own API.
+enum RawDatabase {
+    /// Reads every record of `user`, as the server's pull does, in one query.
+    static func selectAll(backend: Backend, location: String, user: String) async throws -> (
+        seconds: Double, rows: [(String, String, String)]
+    ) {
+        switch backend.kind {
+        case .sqlite:
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: location, configuration: configuration)
+            defer { try? queue.close() }
+            let start = ContinuousClock.now
+            let rows = try await queue.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT r.collection, r.id, r.version, r.value FROM records r JOIN users u ON u.id = r.user_id
+                        WHERE u.name = ? AND r.version > 0 ORDER BY r.version
+                        """,
+                    arguments: [user]
+                ).map { row in (row[0] as String, row[1] as String, row[3] as String) }
+            }
+            return (seconds(since: start), rows)
+        case .postgres:
+            return try await RawPostgres.selectAll(location, user: user)
+        }
+    }
+
+    /// Writes `(collection, id, json)` rows into a new SQLite file in one transaction.
+    static func insertJSON(_ rows: [(String, String, String)], path: String) throws -> Double {
+        let pool = try DatabasePool(path: path)
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE records (key TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (key, id)) WITHOUT ROWID"
+            )
+        }
+        let start = ContinuousClock.now
+        try pool.write { db in
+            let insert = try db.cachedStatement(sql: "INSERT INTO records (key, id, value) VALUES (?, ?, ?)")
+            for row in rows {
+                try insert.execute(arguments: [row.0, row.1, row.2])
+            }
+        }
+        return seconds(since: start)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+
+/// Single-record pushes over HTTP against the same row writes as raw single-statement
+/// transactions on a database of the same backend.
+enum PushThroughput {
+    static func run(backend: Backend, pushes: Int, users: Int) async throws {
+        // One user, `pushes` pushes from 10 clients.
+        try await measure(
+            backend: backend, name: "one user, \(pushes) single-record pushes from 10 concurrent clients",
+            users: 1, clientsPerUser: 10, pushesPerClient: max(pushes / 10, 1))
+        // `users` users, 100 pushes each, all at once.
+        try await measure(
+            backend: backend, name: "\(users) users x 100 single-record pushes, concurrently",
+            users: users, clientsPerUser: 1, pushesPerClient: 100)
+    }
+
+    static func measure(backend: Backend, name: String, users: Int, clientsPerUser: Int, pushesPerClient: Int)
+        async throws
+    {
+        let location = try await backend.newDatabase()
+        let database = try await Backend.open(location)
+        var tokens: [String] = []
+        for user in 0..<users { tokens.append(try await database.addUser(named: "user-\(user)")) }
+        let server = try await ServerProcess.start(database: location)
+        defer { server.stop() }
+        let total = users * clientsPerUser * pushesPerClient
+        let clients = users * clientsPerUser
+        let url = server.url
+        let tokenList = tokens
+
+        // Warm the connections (and the server), not measured.
+        try await concurrently(clients, width: clients) { client in
+            _ = try await LoadClient.pull(url, token: tokenList[client / clientsPerUser], cursor: 0, limit: 1)
+        }
+        let start = ContinuousClock.now
+        try await concurrently(clients, width: clients) { client in
+            let token = tokenList[client / clientsPerUser]
+            for push in 0..<pushesPerClient {
+                let id = "c\(client)-\(push)"
+                let results = try await LoadClient.push(
+                    url, token: token, clientID: "client-\(client)",
+                    mutations: [.create(Int64(push + 1), id: id, index: push)])
+                guard results.first?.status == "applied" else { throw BenchmarkError("push \(id) was not applied") }
+            }
+        }
+        let ours = seconds(since: start)
+
+        let baseline = try await RawWrites.run(
+            backend: backend, location: try await backend.newDatabase(), users: users, clients: clients,
+            writesPerClient: pushesPerClient)
+        report(
+            "sync \(backend.kind.rawValue) push: \(name): \(format(ours)) s, \(Int(Double(total) / ours)) pushes/s; "
+                + "baseline \(total) raw single-statement transactions from \(clients) writers: \(format(baseline)) s, "
+                + "\(Int(Double(total) / baseline)) writes/s; ratio \(format(ours / baseline)) (target ≤ 2 on PostgreSQL)"
+        )
+    }
+}
+
+/// The baseline writes: one INSERT of a ~200-byte JSON row per transaction.
+enum RawWrites {
+    static func run(backend: Backend, location: String, users: Int, clients: Int, writesPerClient: Int) async throws
+        -> Double
+    {
+        switch backend.kind {
+        case .sqlite:
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            // The server's durability: WAL with synchronous = FULL.
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            let pool = try DatabasePool(path: location, configuration: configuration)
+            defer { try? pool.close() }
+            try await pool.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE records (
+                            user_id INTEGER NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
+                            version INTEGER NOT NULL, value TEXT, PRIMARY KEY (user_id, collection, id)
+                        ) WITHOUT ROWID
+                        """)
+            }
+            let start = ContinuousClock.now
+            try await concurrently(clients, width: clients) { client in
+                let user = client % users
+                for write in 0..<writesPerClient {
+                    let id = "c\(client)-\(write)"
+                    let json = String(
+                        decoding: try JSONEncoder().encode(WireValue.sample(id: id, index: write)), as: UTF8.self)
+                    try await pool.write { db in
+                        try db.execute(
+                            sql:
+                                "INSERT INTO records (user_id, collection, id, version, value) VALUES (?, 'notes', ?, ?, ?)",
+                            arguments: [user, id, client * writesPerClient + write + 1, json])
+                    }
+                }
+            }
+            return seconds(since: start)
+        case .postgres:
+            return try await RawPostgres.writes(
+                location, users: users, clients: clients, writesPerClient: writesPerClient)
+        }
+    }
+}

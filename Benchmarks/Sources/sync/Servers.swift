@@ -1,0 +1,229 @@
+import AmberSyncPostgres
+import AmberSyncServer
+import Foundation
+import GRDB
+import Logging
+
+/// A database backend of the server, and the fresh databases the figures run on.
+enum BackendKind: String {
+    case sqlite, postgres
+}
+
+final class Backend: @unchecked Sendable {
+    // @unchecked: `count` is only touched from the one task that runs the figures.
+    let kind: BackendKind
+    /// Where this run's SQLite files (and PostgreSQL cluster) live; removed by ``tearDown()``.
+    let scratch: URL
+    private var count = 0
+    /// The throwaway PostgreSQL cluster: its folder and the URL of its `postgres` database.
+    private(set) var cluster: (directory: URL, url: String)?
+
+    init(kind: BackendKind) throws {
+        self.kind = kind
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("amber-sync-load-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    /// A PostgreSQL backend on a throwaway cluster (`scripts/postgres-cluster`), stopped by
+    /// ``tearDown()`` or, should this process die, once it is gone.
+    static func postgres() async throws -> Backend {
+        let backend = try Backend(kind: .postgres)
+        let directory = backend.scratch.appendingPathComponent("cluster")
+        let output = try run(
+            repositoryDirectory.appendingPathComponent("scripts/postgres-cluster"),
+            ["start", directory.path, "--stop-with", String(getpid())])
+        guard let url = output.split(separator: "\n").last.map(String.init), url.hasPrefix("postgres://") else {
+            backend.tearDown()
+            throw BenchmarkError("scripts/postgres-cluster printed no URL: \(output)")
+        }
+        backend.cluster = (directory, url)
+        return backend
+    }
+
+    /// The location of a new, empty database: a file path, or a `postgres://` URL.
+    func newDatabase() async throws -> String {
+        count += 1
+        switch kind {
+        case .sqlite:
+            return scratch.appendingPathComponent("server-\(count).sqlite").path
+        case .postgres:
+            guard let cluster else { throw BenchmarkError("no PostgreSQL cluster") }
+            let name = "load_\(count)"
+            _ = try Self.run(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["psql", "-X", "-q", cluster.url, "-c", "CREATE DATABASE \(name)"])
+            return cluster.url.replacingOccurrences(of: "/postgres", with: "/\(name)", options: .backwards)
+        }
+    }
+
+    /// Opens the database at `location` in this process (to add users, or to serve).
+    static func open(_ location: String) async throws -> any SyncDatabase {
+        if location.hasPrefix("postgres://") {
+            var logger = Logger(label: "amber-sync")
+            logger.logLevel = .critical
+            return try await PostgresSyncDatabase(url: location, logger: logger)
+        }
+        return try SQLiteSyncDatabase(path: location)
+    }
+
+    /// Runs a command and returns its standard output; fails unless it exits 0.
+    @discardableResult
+    static func run(_ executable: URL, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError(
+                "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) failed with status \(process.terminationStatus)"
+            )
+        }
+        return text
+    }
+
+    /// The repository, found from this file.
+    static let repositoryDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A scratch file path for a client or a baseline.
+    func scratchPath(_ name: String) -> String {
+        count += 1
+        return scratch.appendingPathComponent("\(count)-\(name)").path
+    }
+
+    func tearDown() {
+        if let cluster {
+            _ = try? Self.run(
+                Self.repositoryDirectory.appendingPathComponent("scripts/postgres-cluster"),
+                ["stop", cluster.directory.path])
+        }
+        try? FileManager.default.removeItem(at: scratch)
+    }
+}
+
+/// `sync serve`: the server process of the figures, on the `AmberSyncServer` library.
+enum ServeMode {
+    static func run(_ arguments: [String]) async {
+        var database: String?
+        var port = 0
+        var arguments = arguments[...]
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--database": database = arguments.popFirst()
+            case "--port": port = arguments.popFirst().flatMap(Int.init) ?? 0
+            default:
+                report("sync serve: unknown argument \(argument)", toStandardError: true)
+                exit(2)
+            }
+        }
+        guard let database else {
+            report("sync serve: --database is required", toStandardError: true)
+            exit(2)
+        }
+        do {
+            var logger = Logger(label: "amber-sync")
+            logger.logLevel = .critical
+            let server = SyncServer(database: try await Backend.open(database), port: port, logger: logger)
+            try await server.run { port in report("listening on http://127.0.0.1:\(port)") }
+        } catch {
+            report("sync serve: \(error)", toStandardError: true)
+            exit(1)
+        }
+    }
+}
+
+/// A server process: this executable in `serve` mode.
+final class ServerProcess: @unchecked Sendable {
+    // @unchecked: `process` is only started and waited for by the task that owns this value.
+    let process: Process
+    let port: Int
+
+    var url: String { "http://127.0.0.1:\(port)" }
+    var pid: Int32 { process.processIdentifier }
+
+    private init(process: Process, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    /// Starts a server on `database` and returns once it listens.
+    static func start(database: String, port: Int = 0) async throws -> ServerProcess {
+        let process = Process()
+        process.executableURL = ownExecutable
+        process.arguments = ["serve", "--database", database, "--port", String(port)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = await Task.detached { () -> String in
+            var bytes: [UInt8] = []
+            while true {
+                let data = output.fileHandleForReading.readData(ofLength: 1)
+                guard let byte = data.first, byte != UInt8(ascii: "\n") else { break }
+                bytes.append(byte)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }.value
+        guard let portText = line.split(separator: ":").last, let listening = Int(portText) else {
+            process.waitUntilExit()
+            throw BenchmarkError(
+                "the server process did not start: \(line.isEmpty ? "exit \(process.terminationStatus)" : line)")
+        }
+        return ServerProcess(process: process, port: listening)
+    }
+
+    /// Starts a server on a given port, retrying while the port of a killed server is still taken.
+    static func restart(database: String, port: Int) async throws -> ServerProcess {
+        var lastError: (any Error)?
+        for _ in 0..<50 {
+            do {
+                return try await start(database: database, port: port)
+            } catch {
+                lastError = error
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        throw lastError ?? BenchmarkError("the server did not restart")
+    }
+
+    /// The process's resident memory (`VmRSS`), in bytes.
+    func residentMemory() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kilobytes = Int(fields[1]) { return kilobytes * 1024 }
+        }
+        return nil
+    }
+
+    /// SIGKILL, and waits for the process to be gone.
+    func kill() {
+        Foundation.kill(pid, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM (a graceful shutdown), and waits.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// This executable, to start again in `serve` mode.
+    static let ownExecutable: URL = {
+        #if os(Linux)
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        #else
+            URL(fileURLWithPath: CommandLine.arguments[0])
+        #endif
+    }()
+}
+
+/// Adds `name` to the database at `location` and returns its token.
+func addUser(_ name: String, to database: any SyncDatabase) async throws -> String {
+    try await database.addUser(named: name)
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+/// Load figures of the sync server and client, each beside a baseline measured in the same run.
+///
+///     swift build -c release --package-path Benchmarks --product sync
+///     Benchmarks/.build/release/sync [FIGURE...] [--backend sqlite|postgres|both] [scale options]
+///
+/// Figures: `initial-sync`, `push`, `propagation`, `fan-out`, `crash` (all by default). Each
+/// prints lines `sync BACKEND FIGURE: ...` with the figure, its baseline and their ratio.
+/// The scale options shrink a figure for quick runs; the defaults are the sizes of the README.
+///
+/// `sync serve --database LOCATION [--port N]` is the server process the figures start: this
+/// same executable, serving with the `AmberSyncServer` library.
+@main
+struct SyncBenchmark {
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "serve" {
+            arguments.removeFirst()
+            await ServeMode.run(arguments)
+            return
+        }
+        do {
+            let options = try Options(arguments)
+            var failures = 0
+            for backend in try await options.backends() {
+                defer { backend.tearDown() }
+                for figure in options.figures {
+                    do {
+                        try await figure.run(backend: backend, options: options)
+                    } catch {
+                        failures += 1
+                        report(
+                            "sync \(backend.kind.rawValue) \(figure.rawValue) failed: \(error)", toStandardError: true)
+                    }
+                }
+            }
+            exit(failures == 0 ? 0 : 1)
+        } catch {
+            report("sync: \(error)", toStandardError: true)
+            exit(2)
+        }
+    }
+}
+
+/// The figures, in the order they run.
+enum Figure: String, CaseIterable {
+    case initialSync = "initial-sync"
+    case push
+    case propagation
+    case fanOut = "fan-out"
+    case crash
+
+    func run(backend: Backend, options: Options) async throws {
+        switch self {
+        case .initialSync: try await InitialSync.run(backend: backend, records: options.records)
+        case .push: try await PushThroughput.run(backend: backend, pushes: options.pushes, users: options.users)
+        case .propagation:
+            try await Propagation.run(backend: backend, changes: options.changes, waiting: options.waiting)
+        case .fanOut: try await FanOut.run(backend: backend, pulls: options.fanOut, writes: options.fanOutWrites)
+        case .crash: try await CrashRun.run(backend: backend, kills: options.kills, clients: 5)
+        }
+    }
+}
+
+/// The command line.
+struct Options {
+    var figures: [Figure] = []
+    var backend = "both"
+    /// Records of the initial sync.
+    var records = 100_000
+    /// Single-record pushes of one user, from 10 clients.
+    var pushes = 10_000
+    /// Users of the many-users push figure, each pushing 100 times.
+    var users = 100
+    /// Changes whose propagation to the other server process is timed.
+    var changes = 1_000
+    /// Other clients long-polling during the propagation figure.
+    var waiting = 100
+    /// Pulls waiting on one process in the fan-out figure.
+    var fanOut = 1_000
+    /// Writes that wake them, each timed.
+    var fanOutWrites = 5
+    /// SIGKILLs of the crash figure.
+    var kills = 100
+
+    init(_ arguments: [String]) throws {
+        var arguments = arguments[...]
+        func number(_ name: String) throws -> Int {
+            guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
+                throw BenchmarkError("\(name) needs a positive number")
+            }
+            return value
+        }
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--backend":
+                guard let value = arguments.popFirst(), ["sqlite", "postgres", "both"].contains(value) else {
+                    throw BenchmarkError("--backend needs sqlite, postgres or both")
+                }
+                backend = value
+            case "--records": records = try number(argument)
+            case "--pushes": pushes = try number(argument)
+            case "--users": users = try number(argument)
+            case "--changes": changes = try number(argument)
+            case "--waiting": waiting = try number(argument)
+            case "--fan-out": fanOut = try number(argument)
+            case "--fan-out-writes": fanOutWrites = try number(argument)
+            case "--kills": kills = try number(argument)
+            default:
+                guard let figure = Figure(rawValue: argument) else {
+                    throw BenchmarkError(
+                        "unknown argument \(argument); figures: \(Figure.allCases.map(\.rawValue).joined(separator: " "))"
+                    )
+                }
+                figures.append(figure)
+            }
+        }
+        if figures.isEmpty { figures = Figure.allCases }
+    }
+
+    /// The backends to measure: `both` means PostgreSQL too when this build and machine have it.
+    func backends() async throws -> [Backend] {
+        switch backend {
+        case "sqlite": return [try Backend(kind: .sqlite)]
+        case "postgres": return [try await Backend.postgres()]
+        default:
+            var backends = [try Backend(kind: .sqlite)]
+            do {
+                backends.append(try await Backend.postgres())
+            } catch {
+                report("sync: no PostgreSQL run: \(error)", toStandardError: true)
+            }
+            return backends
+        }
+    }
+}
+
+/// Prints a whole line at once, unbuffered, so lines of a long run show as they come.
+func report(_ line: String, toStandardError: Bool = false) {
+    let handle = toStandardError ? FileHandle.standardError : FileHandle.standardOutput
+    handle.write(Data((line + "\n").utf8))
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

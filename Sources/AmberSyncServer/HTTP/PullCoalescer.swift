@@ -1,0 +1,52 @@
+import AmberSyncProtocol
+import Foundation
+import Hummingbird
+
+/// Shares one database read, and its encoded answer, among the pulls that ask the same question
+/// at the same time: the pulls of one user that one push wakes together.
+///
+/// Pulls share a read only when they ask for the same user, cursor and limit *and* read the same
+/// notifier generation before asking. A push whose notification a pull has not seen yet may have
+/// committed before that pull's read began; because the pull waits for a generation after the
+/// one it read, the push's notification still wakes it, as without sharing.
+final class PullCoalescer: Sendable {
+    struct Key: Hashable, Sendable {
+        let userID: Int64
+        let cursor: Int64
+        let limit: Int
+        let generation: UInt64
+    }
+
+    /// A pull's answer, encoded once for everyone who shares it.
+    struct Answer: Sendable {
+        let response: PullResponse
+        let body: ByteBuffer
+
+        /// The answer as a `200` response.
+        var httpResponse: Response {
+            Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
+        }
+    }
+
+    private let flights = Protected([Key: Task<Answer, any Error>]())
+
+    /// The answer of the read in flight for `key`, or of a new one made with `read`.
+    func answer(for key: Key, read: @escaping @Sendable () async throws -> PullResponse) async throws -> Answer {
+        let (flight, leads) = flights.withLock { flights -> (Task<Answer, any Error>, Bool) in
+            if let flight = flights[key] { return (flight, false) }
+            let flight = Task {
+                let response = try await read()
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                return Answer(response: response, body: ByteBuffer(bytes: try encoder.encode(response)))
+            }
+            flights[key] = flight
+            return (flight, true)
+        }
+        // The pull that started the read ends the flight: later pulls read again.
+        defer {
+            if leads { flights.withLock { $0[key] = nil } }
+        }
+        return try await flight.value
+    }
+}

@@ -1,0 +1,76 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import Foundation
+
+/// A database that forwards to another one, except that the operations given a fault throw it.
+struct FaultyDatabase: SyncDatabase {
+    let base: any SyncDatabase
+    var pushFault: (any Error)?
+    var pullFault: (any Error)?
+
+    var changeNotifier: ChangeNotifier { base.changeNotifier }
+
+    func migrate() async throws { try await base.migrate() }
+
+    func addUser(named name: String) async throws -> String { try await base.addUser(named: name) }
+
+    func addToken(forUserNamed name: String) async throws -> String { try await base.addToken(forUserNamed: name) }
+
+    func revokeToken(_ token: String) async throws -> Bool { try await base.revokeToken(token) }
+
+    func user(forToken token: String) async throws -> SyncUser? { try await base.user(forToken: token) }
+
+    func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
+        if let pushFault { throw pushFault }
+        return try await base.push(mutations, clientID: clientID, for: user)
+    }
+
+    func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+        if let pullFault { throw pullFault }
+        return try await base.pull(for: user, after: cursor, limit: limit)
+    }
+
+    func prune(deletionsOlderThan date: Date) async throws -> Int { try await base.prune(deletionsOlderThan: date) }
+}
+
+/// An error a database might throw that is not about the request: the disk is full.
+struct DiskFull: Error {}
+
+/// A database that forwards to another one, counting pulls and making each take `pullDelay`.
+struct CountingDatabase: SyncDatabase {
+    let base: any SyncDatabase
+    let pullDelay: Duration
+    let pulls = PullCount()
+
+    final class PullCount: @unchecked Sendable {
+        // @unchecked: `count` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var count = 0
+        var value: Int { lock.withLock { count } }
+        func increment() { lock.withLock { count += 1 } }
+    }
+
+    var changeNotifier: ChangeNotifier { base.changeNotifier }
+
+    func migrate() async throws { try await base.migrate() }
+
+    func addUser(named name: String) async throws -> String { try await base.addUser(named: name) }
+
+    func addToken(forUserNamed name: String) async throws -> String { try await base.addToken(forUserNamed: name) }
+
+    func revokeToken(_ token: String) async throws -> Bool { try await base.revokeToken(token) }
+
+    func user(forToken token: String) async throws -> SyncUser? { try await base.user(forToken: token) }
+
+    func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
+        try await base.push(mutations, clientID: clientID, for: user)
+    }
+
+    func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+        pulls.increment()
+        try await Task.sleep(for: pullDelay)
+        return try await base.pull(for: user, after: cursor, limit: limit)
+    }
+
+    func prune(deletionsOlderThan date: Date) async throws -> Int { try await base.prune(deletionsOlderThan: date) }
+}
