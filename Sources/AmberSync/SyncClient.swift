@@ -60,8 +60,9 @@ public final class SyncClient: Sendable {
     public init(storage: SQLiteStorage, server: URL, token: String) throws {
         self.storage = storage
         self.server = server
+        let clientID: String
         do {
-            let clientID = try storage.database.write { db in
+            clientID = try storage.database.write { db in
                 try SyncSchema.prepare(db)
                 return try SyncSchema.clientID(db)
             }

@@ -254,7 +254,7 @@ actor SyncEngine {
             guard !gone.isEmpty else { continue }
             report.pulled += gone.count
             report.merged += try apply(
-                gone.map { ServerState(id: $0.id, version: 0, value: nil) }, to: key)
+                gone.map { ServerState(id: $0, version: 0, value: nil) }, to: key)
         }
     }
 

@@ -35,7 +35,7 @@ import Testing
             _ = try amberSync(["prune", "--older-than", "0", "--database", database])
 
             let edited = shared.with(text: "edited offline on day")
-            try day.notes.update(edited)
+            try day.notes.add(edited)
             try await day.client.sync()
             #expect(day.client.pendingCount == 0, "the edit was pushed")
             try await day.client.sync()
@@ -57,27 +57,27 @@ import Testing
         let server = try await ServerProcess.start(database: database)
         defer { server.stop() }
         let first = temporaryDirectory()
-        try #require(notes(first, "add", "before the copy").status == 0)
-        try #require(notes(first, "sync", "--server", server.url.absoluteString, "--token", token).status == 0)
+        try #require(try notes(first, "add", "before the copy").status == 0)
+        try #require(try notes(first, "sync", "--server", server.url.absoluteString, "--token", token).status == 0)
         // An unsynced note too, so both copies have the same mutation waiting to be planned.
-        try #require(notes(first, "add", "pending at the copy").status == 0)
+        try #require(try notes(first, "add", "pending at the copy").status == 0)
         let copy = temporaryDirectory().appendingPathComponent("copy")
         try FileManager.default.copyItem(at: first, to: copy)
 
-        try #require(notes(first, "add", "only on the first phone").status == 0)
-        let firstSync = notes(first, "sync")
+        try #require(try notes(first, "add", "only on the first phone").status == 0)
+        let firstSync = try notes(first, "sync")
         #expect(firstSync.status == 0, "\(firstSync.error)")
-        try #require(notes(copy, "add", "only on the copy").status == 0)
-        let copySync = notes(copy, "sync")
+        try #require(try notes(copy, "add", "only on the copy").status == 0)
+        let copySync = try notes(copy, "sync")
         #expect(copySync.status == 0, "\(copySync.error)")
         // Both keep syncing afterwards.
-        #expect(notes(first, "add", "later on the first phone").status == 0)
-        #expect(notes(first, "sync").status == 0)
-        #expect(notes(copy, "sync").status == 0)
+        #expect(try notes(first, "add", "later on the first phone").status == 0)
+        #expect(try notes(first, "sync").status == 0)
+        #expect(try notes(copy, "sync").status == 0)
 
         let reader = temporaryDirectory()
-        #expect(notes(reader, "sync", "--server", server.url.absoluteString, "--token", token).status == 0)
-        let listed = notes(reader, "list").output
+        #expect(try notes(reader, "sync", "--server", server.url.absoluteString, "--token", token).status == 0)
+        let listed = try notes(reader, "list").output
         for text in [
             "before the copy", "pending at the copy", "only on the first phone", "only on the copy",
             "later on the first phone",
@@ -112,7 +112,7 @@ import Testing
         let lost = note("written on day after the backup")
         try day.notes.add(lost)
         let edited = first.with(pinned: true)
-        try day.notes.update(edited)
+        try day.notes.add(edited)
         try await day.client.sync()
         server.stop()
 
@@ -179,12 +179,12 @@ import Testing
         #expect(phone.client.pendingCount == 0, "2,600 new notes go out in one sync")
 
         // Everything marked pending again, unchanged; then one change, on the note looked at last.
-        try phone.storage.database.write { db in
+        try await phone.storage.database.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO amber_sync_pending (key, id) SELECT key, id FROM amber_records")
         }
         let last = try #require(many.max { $0.id.uuidString < $1.id.uuidString })
         let changed = last.with(text: "the one real change")
-        try phone.notes.update(changed)
+        try phone.notes.add(changed)
         try await phone.client.sync()
         #expect(phone.client.pendingCount == 0)
 
@@ -280,10 +280,10 @@ private func amberSync(_ arguments: [String]) throws -> String {
 }
 
 /// Runs `notes` with `NOTES_HOME` set to `home`.
-private func notes(_ home: URL, _ arguments: String...) -> ProcessResult {
+private func notes(_ home: URL, _ arguments: String...) throws -> ProcessResult {
     let process = Process()
     process.executableURL = builtExecutable(named: "notes")
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(["NOTES_HOME": home.path]) { $1 }
-    return (try? runToEnd(process)) ?? ProcessResult(status: -1, output: "", error: "notes did not start")
+    return try runToEnd(process)
 }

@@ -1,4 +1,5 @@
 import AmberSyncProtocol
+import HTTPTypes
 import Hummingbird
 
 /// Names the server's database on every answer (`Amber-Database-ID`), so that a client notices

@@ -1,7 +1,9 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -17,7 +19,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func everyAnswerNamesTheDatabase(backend: Backend) async throws {
-        var seen: [String] = []
+        let seen = Locked<[String]>([])
         for _ in 0..<2 {
             try await withHarness(backend) { harness in
                 let token = try await harness.addUser("ann")
@@ -31,10 +33,10 @@ import Testing
                 #expect(answers.allSatisfy { $0.headers[Self.databaseIDHeader] != nil })
                 #expect(ids.count == 1)
                 #expect(ids.first == (try await harness.database.databaseID()))
-                seen += ids
+                seen.withLock { $0 += ids }
             }
         }
-        #expect(Set(seen).count == 2, "two databases, two identities")
+        #expect(Set(seen.withLock { $0 }).count == 2, "two databases, two identities")
     }
 
     @Test(arguments: Backend.allCases)
