@@ -169,34 +169,35 @@ actor SyncEngine {
             // look finds the ones after them: a real change behind many unchanged ones is pushed too.
             var looked = Self.batchSize
             while planned.isEmpty, looked == Self.batchSize {
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT p.key, p.id, r.value, b.version, b.value FROM amber_sync_pending p
-                    LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
-                    LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
-                    WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
-                    ORDER BY p.key LIMIT \(Self.batchSize)
-                    """,
-                arguments: StatementArguments(keys))
-            looked = rows.count
-            for row in rows {
-                let key: String = row[0]
-                let id: String = row[1]
-                let localText: String? = row[2]
-                let baseVersion: Int64? = row[3]
-                let baseText: String? = row[4]
-                let local = try localText.map { try JSONCoding.object(Data($0.utf8)) }
-                let base = try baseVersion.map { version in
-                    SyncSchema.Base(version: version, value: try baseText.map { try JSONCoding.object(Data($0.utf8)) })
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT p.key, p.id, r.value, b.version, b.value FROM amber_sync_pending p
+                        LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
+                        LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
+                        WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
+                        ORDER BY p.key LIMIT \(Self.batchSize)
+                        """,
+                    arguments: StatementArguments(keys))
+                looked = rows.count
+                for row in rows {
+                    let key: String = row[0]
+                    let id: String = row[1]
+                    let localText: String? = row[2]
+                    let baseVersion: Int64? = row[3]
+                    let baseText: String? = row[4]
+                    let local = try localText.map { try JSONCoding.object(Data($0.utf8)) }
+                    let base = try baseVersion.map { version in
+                        SyncSchema.Base(
+                            version: version, value: try baseText.map { try JSONCoding.object(Data($0.utf8)) })
+                    }
+                    switch collections[key]?.plan(local: local, base: base) ?? .none {
+                    case .none:
+                        try SyncSchema.setPending(db, key: key, id: id, false)
+                    case .send(let baseVersion, let value, let fields):
+                        planned.append((key, id, baseVersion, value, fields))
+                    }
                 }
-                switch collections[key]?.plan(local: local, base: base) ?? .none {
-                case .none:
-                    try SyncSchema.setPending(db, key: key, id: id, false)
-                case .send(let baseVersion, let value, let fields):
-                    planned.append((key, id, baseVersion, value, fields))
-                }
-            }
             }
             guard !planned.isEmpty else { return [] }
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)

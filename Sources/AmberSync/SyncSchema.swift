@@ -172,7 +172,9 @@ enum SyncSchema {
     }
 
     static func deleteBase(_ db: Database, key: String, id: String) throws {
-        try db.cachedStatement(sql: "DELETE FROM amber_sync_base WHERE key = ? AND id = ?").execute(arguments: [key, id])
+        try db.cachedStatement(sql: "DELETE FROM amber_sync_base WHERE key = ? AND id = ?").execute(arguments: [
+            key, id,
+        ])
     }
 
     static func setBase(_ db: Database, key: String, id: String, version: Int64, value: JSONObject?) throws {

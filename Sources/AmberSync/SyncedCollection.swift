@@ -122,7 +122,8 @@ where Value.ID: Sendable & Codable {
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
                 // on: the client's copy is the newer one and goes back to the server.
-                let serverWentBack = base.map { $0.version < 0 && state.version > 0 && state.version < -$0.version } ?? false
+                let serverWentBack =
+                    base.map { $0.version < 0 && state.version > 0 && state.version < -$0.version } ?? false
                 if state.version > 0 {
                     try SyncSchema.setBase(db, key: key, id: state.id, version: state.version, value: state.value)
                 } else {

@@ -58,7 +58,8 @@ import Testing
         defer { server.stop() }
         let first = temporaryDirectory()
         try #require(try notes(first, "add", "before the copy").status == 0)
-        try #require(try notes(first, "sync", "--server", server.url.absoluteString, "--token", token).status == 0)
+        let setUp = try notes(first, "sync", "--server", server.url.absoluteString, "--token", token)
+        try #require(setUp.status == 0, "\(setUp.output) \(setUp.error)")
         // An unsynced note too, so both copies have the same mutation waiting to be planned.
         try #require(try notes(first, "add", "pending at the copy").status == 0)
         let copy = temporaryDirectory().appendingPathComponent("copy")
@@ -173,10 +174,11 @@ import Testing
         let server = try await ServerProcess.start(database: database)
         defer { server.stop() }
         let phone = try Device(server: server.url, token: token)
-        let many = (0..<2_600).map { note("note \($0)") }
+        // More than a sync used to push (two rounds of four batches of 500).
+        let many = (0..<4_100).map { note("note \($0)") }
         try phone.notes.add(contentsOf: many)
         try await phone.client.sync()
-        #expect(phone.client.pendingCount == 0, "2,600 new notes go out in one sync")
+        #expect(phone.client.pendingCount == 0, "4,100 new notes go out in one sync")
 
         // Everything marked pending again, unchanged; then one change, on the note looked at last.
         try await phone.storage.database.write { db in
@@ -252,7 +254,8 @@ private func copyDatabase(_ source: TestLocation, to target: TestLocation, backe
     case .postgres:
         let binaries = try FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")
             .map { "/usr/lib/postgresql/\($0)/bin" }
-        let search = (binaries + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init))
+        let search =
+            (binaries + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init))
         guard let pgDump = search.map({ "\($0)/pg_dump" }).first(where: FileManager.default.isExecutableFile),
             let psql = search.map({ "\($0)/psql" }).first(where: FileManager.default.isExecutableFile)
         else { throw SyncTestError("pg_dump or psql is not installed") }

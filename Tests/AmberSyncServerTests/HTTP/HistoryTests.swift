@@ -43,7 +43,8 @@ import Testing
     func aCursorIsCheckedAgainstItsTag(backend: Backend) async throws {
         try await withHarness(backend) { harness in
             let token = try await harness.addUser("ann")
-            _ = try await harness.push([Self.create("a", mutationID: 1), Self.create("b", mutationID: 2)], token: token)
+            _ = try await harness.push(
+                [Self.create("a", mutationID: 1), Self.create("b", mutationID: 2)], token: token)
             let page = try await harness.send(.get, "/v1/pull", token: token).decode(PullResponse.self)
             let tag = try #require(page.cursorTag)
             #expect(page.cursor == 2)

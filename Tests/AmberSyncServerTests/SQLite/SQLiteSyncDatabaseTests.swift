@@ -36,6 +36,43 @@ import Testing
         #expect(next.map(\.version) == [2])
     }
 
+    /// A file of schema version 1 (before database identities, fingerprints and history tags)
+    /// is upgraded in place: its records stay, a cursor into its old history gets a tag, and a
+    /// mutation answered before the upgrade is still answered as a retry.
+    @Test func aVersion1FileIsUpgradedKeepingItsRecordsAndCursors() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sync.sqlite").path
+        let token: String
+        let mutation = Mutation(mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: [:])
+        do {
+            let database = try SQLiteSyncDatabase(path: path)
+            token = try await database.addUser(named: "ann")
+            let ann = try #require(try await database.user(forToken: token))
+            _ = try await database.push([mutation], clientID: "phone", for: ann)
+        }
+        // Back to what version 1 wrote.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    DROP TABLE history; DROP TABLE amber_sync_database;
+                    ALTER TABLE mutation_results DROP COLUMN fingerprint;
+                    UPDATE amber_sync_schema SET version = 1;
+                    """)
+        }
+        try queue.close()
+
+        let database = try SQLiteSyncDatabase(path: path)
+        let ann = try #require(try await database.user(forToken: token))
+        #expect(try await database.pull(for: ann, after: 0, limit: 10).changes.map(\.id) == ["a"])
+        #expect(try await database.historyTag(for: ann, at: 1) != nil, "the old history has a tag")
+        #expect(try await !database.databaseID().isEmpty)
+        let retried = try await database.push([mutation], clientID: "phone", for: ann)
+        #expect(retried.map(\.status) == [.applied], "answered as before the upgrade")
+        #expect(try await database.pull(for: ann, after: 0, limit: 10).cursor == 1, "and not applied again")
+    }
+
     @Test func theFileIsInWALModeWithFullSynchronousWrites() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -43,7 +80,7 @@ import Testing
         _ = try SQLiteSyncDatabase(path: path)
         let queue = try DatabaseQueue(path: path)
         #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
-        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT version FROM amber_sync_schema") } == 1)
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT version FROM amber_sync_schema") } == 2)
     }
 
     @Test func tokensAreStoredOnlyAsHashes() async throws {
@@ -74,7 +111,7 @@ import Testing
             try queue.close()
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 1)) {
+        #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 2)) {
             try SQLiteSyncDatabase(path: path)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
