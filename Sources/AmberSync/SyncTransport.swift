@@ -22,10 +22,7 @@ struct SyncTransport: Sendable {
     }
 
     func push(_ request: PushRequest) async throws(SyncError) -> PushResponse {
-        let body: Data
-        do { body = try JSONEncoder().encode(request) } catch {
-            throw SyncError(.protocolViolation, "cannot encode the push: \(error)", underlyingError: error)
-        }
+        let body = Data(JSONWriter.bytes(of: request))
         var urlRequest = URLRequest(url: server.appendingPathComponent("v1/push"))
         urlRequest.httpMethod = "POST"
         urlRequest.httpBody = body
@@ -55,7 +52,7 @@ struct SyncTransport: Sendable {
     }
 
     /// Sends a request and decodes a `200` answer; any other answer becomes a ``SyncError``.
-    private func send<Response: Decodable>(_ request: URLRequest) async throws(SyncError) -> Response {
+    private func send<Response: JSONWireDecodable>(_ request: URLRequest) async throws(SyncError) -> Response {
         var request = request
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         let (data, response) = try await data(for: request)
@@ -64,16 +61,18 @@ struct SyncTransport: Sendable {
         }
         guard status == 200 else {
             let message =
-                (try? JSONDecoder().decode(ErrorResponse.self, from: data))?.error
+                (try? ErrorResponse(jsonBytes: data))?.error
                 ?? String(decoding: data.prefix(200), as: UTF8.self)
             if status == 401 { throw SyncError(.unauthorized, message) }
             throw SyncError(.server(status: status), message)
         }
+        // Read exactly: numbers keep their digits, strings and keys their bytes.
         do {
-            return try JSONDecoder().decode(Response.self, from: data)
+            return try Response(jsonBytes: data)
         } catch {
             throw SyncError(
-                .protocolViolation, "cannot read the answer to \(request.url?.path ?? ""): \(error)",
+                .protocolViolation,
+                "cannot read the answer to \(request.url?.path ?? ""): \(error.sentence(subject: "The answer"))",
                 underlyingError: error)
         }
     }

@@ -235,6 +235,18 @@ import Testing
                     "`mutations[0].mutationID` must be an integer"
                 ),
                 (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1.5,\"collection\":\"n\",\"id\":\"1\"}]}",
+                    "`mutations[0].mutationID` must be an integer from"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1180591620717411303424,\"collection\":\"n\",\"id\":\"1\"}]}",
+                    "`mutations[0].mutationID` must be an integer from"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"baseVersion\":1e3}]}",
+                    "`mutations[0].baseVersion` must be an integer from"
+                ),
+                (
                     "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"a b\",\"id\":\"1\"}]}",
                     "`mutations[0].collection` must match"
                 ),
