@@ -23,7 +23,8 @@ package enum JSONReader {
         let result =
             bytes.withContiguousStorageIfAvailable { buffer in
                 Result { () throws(JSONWireError) in try value(from: UnsafeRawBufferPointer(buffer)) }
-            } ?? Array(bytes).withUnsafeBytes { buffer in
+            }
+            ?? Array(bytes).withUnsafeBytes { buffer in
                 Result { () throws(JSONWireError) in try value(from: buffer) }
             }
         return try result.get()
@@ -199,7 +200,8 @@ package enum JSONReader {
         private func hex(at offset: Int) -> UInt32 {
             var value: UInt32 = 0
             for byte in bytes[offset..<offset + 4] {
-                let digit = byte <= UInt8(ascii: "9") ? byte &- UInt8(ascii: "0") : (byte | 0x20) &- UInt8(ascii: "a") &+ 10
+                let digit =
+                    byte <= UInt8(ascii: "9") ? byte &- UInt8(ascii: "0") : (byte | 0x20) &- UInt8(ascii: "a") &+ 10
                 value = value << 4 | UInt32(digit)
             }
             return value

@@ -62,7 +62,9 @@ import Testing
             Issue.record("two equivalent keys were read")
         } catch {
             let sentence = error.sentence(subject: "The body")
-            #expect(sentence.hasPrefix("The body has the keys `caf\u{e9}` (U+0063 U+0061 U+0066 U+00E9) and"), "\(sentence)")
+            #expect(
+                sentence.hasPrefix("The body has the keys `caf\u{e9}` (U+0063 U+0061 U+0066 U+00E9) and"), "\(sentence)"
+            )
         }
     }
 
@@ -78,7 +80,10 @@ import Testing
     @Test func protocolFieldsOfTheWrongKindAreNamed() {
         let cases: [(String, String)] = [
             (#"{"mutationID": 1.5, "collection": "c", "id": "i"}"#, "`m.mutationID` must be an integer from"),
-            (#"{"mutationID": 1, "collection": "c", "id": "i", "baseVersion": 1e3}"#, "`m.baseVersion` must be an integer"),
+            (
+                #"{"mutationID": 1, "collection": "c", "id": "i", "baseVersion": 1e3}"#,
+                "`m.baseVersion` must be an integer"
+            ),
             (#"{"mutationID": 1, "collection": 1, "id": "i"}"#, "`m.collection` must be a string"),
             (#"{"mutationID": 1, "collection": "c", "id": "i", "fields": [1]}"#, "`m.fields[0]` must be a string"),
             (#"{"mutationID": 1, "collection": "c"}"#, "`m.id` is missing"),
@@ -117,7 +122,10 @@ import Testing
         )
         // The same text as `JSONEncoder` with sorted keys, for values it can write exactly.
         let plain = PullResponse(
-            changes: [RecordChange(collection: "c", id: "i/2", version: 1, value: ["t": .string("a\"b\\c\n"), "n": .integer(3)])],
+            changes: [
+                RecordChange(
+                    collection: "c", id: "i/2", version: 1, value: ["t": .string("a\"b\\c\n"), "n": .integer(3)])
+            ],
             cursor: 1, hasMore: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -140,7 +148,9 @@ import Testing
         }
     }
 
-    static let pieces = ["a", "Z", "0", " ", "\u{e9}", "e\u{301}", "\"", "\\", "/", "\n", "\u{1}", "😀", "\u{7f}", "\u{2028}"]
+    static let pieces = [
+        "a", "Z", "0", " ", "\u{e9}", "e\u{301}", "\"", "\\", "/", "\n", "\u{1}", "😀", "\u{7f}", "\u{2028}",
+    ]
 
     static func randomString(using random: inout SeededGenerator) -> String {
         (0..<Int.random(in: 0...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
@@ -149,13 +159,19 @@ import Testing
     static func randomNumber(using random: inout SeededGenerator) -> JSONValue {
         if Bool.random(using: &random) { return .integer(Int64.random(in: .min ... .max, using: &random)) }
         var text = Bool.random(using: &random) ? "-" : ""
-        let digits = (0..<Int.random(in: 1...25, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }
+        let digits = (0..<Int.random(in: 1...25, using: &random)).map { _ in
+            String(Int.random(in: 0...9, using: &random))
+        }
         text += digits.first == "0" ? "0" : digits.joined()
         if Bool.random(using: &random) {
-            text += "." + (0..<Int.random(in: 1...5, using: &random)).map { _ in "\(Int.random(in: 0...9, using: &random))" }.joined()
+            text +=
+                "."
+                + (0..<Int.random(in: 1...5, using: &random)).map { _ in "\(Int.random(in: 0...9, using: &random))" }
+                .joined()
         }
         if Bool.random(using: &random) {
-            text += ["e", "E", "e+", "e-"].randomElement(using: &random)! + "\(Int.random(in: 0...400, using: &random))"
+            text +=
+                ["e", "E", "e+", "e-"].randomElement(using: &random)! + "\(Int.random(in: 0...400, using: &random))"
         }
         if let integer = Int64(text), text != "-0" { return .integer(integer) }
         return .number(JSONNumber(text)!)
@@ -167,7 +183,9 @@ import Testing
         case 1: return .bool(Bool.random(using: &random))
         case 2, 3: return randomNumber(using: &random)
         case 4: return .string(randomString(using: &random))
-        case 5: return .array((0..<Int.random(in: 0...4, using: &random)).map { _ in randomValue(depth: depth + 1, using: &random) })
+        case 5:
+            return .array(
+                (0..<Int.random(in: 0...4, using: &random)).map { _ in randomValue(depth: depth + 1, using: &random) })
         default:
             var object: JSONObject = [:]
             for _ in 0..<Int.random(in: 0...4, using: &random) {
