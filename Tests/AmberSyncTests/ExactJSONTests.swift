@@ -150,7 +150,7 @@ struct Reading: Identifiable, Hashable, Codable, Sendable {
             try nightStore.update(id: reading.id) { $0.with(total: .max - 1) }
             try await night.sync()
             try await day.sync()
-            #expect(dayStore[id: reading.id]?.total == .max - 1)
+            #expect(dayStore[id: reading.id]?.total == UInt64.max - 1)
             #expect(try await day.sync().pushed == 0)
         }
     }

@@ -34,7 +34,7 @@ import Testing
         #expect(JSONNumber("18446744073709551615")?.uint64Value == .max)
         #expect(JSONNumber("01") == nil && JSONNumber("1.") == nil && JSONNumber("+1") == nil)
         #expect(JSONNumber(Double.infinity) == nil)
-        #expect(JSONNumber(0.1)?.text == "0.1")
+        #expect(JSONNumber(Double(0.1))?.text == "0.1")
     }
 
     @Test func stringsAndKeysKeepTheirBytes() throws {
