@@ -159,7 +159,7 @@ actor SyncEngine {
                             "changes of the store with key \(collection) were sent and not yet answered; add that store to the client before syncing"
                         )
                     }
-                    return try JSONDecoder().decode(Mutation.self, from: Data((row[1] as String).utf8))
+                    return try Mutation(jsonBytes: (row[1] as String).utf8)
                 }
             }
             guard !collections.isEmpty else { return [] }
@@ -203,14 +203,12 @@ actor SyncEngine {
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, ?, ?)")
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
             return try planned.enumerated().map { offset, plan in
                 let mutation = Mutation(
                     mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
                     baseVersion: plan.baseVersion, value: plan.value, fields: plan.fields)
                 try insert.execute(arguments: [
-                    mutation.mutationID, plan.key, String(decoding: try encoder.encode(mutation), as: UTF8.self),
+                    mutation.mutationID, plan.key, JSONWriter.text(of: mutation),
                 ])
                 return mutation
             }

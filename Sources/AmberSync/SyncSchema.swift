@@ -200,20 +200,19 @@ enum SyncSchema {
     }
 }
 
-/// Records as JSON objects, the form they travel in.
+/// Records as JSON objects, the form they travel in, read and written exactly: a number keeps
+/// its digits, a string or key its bytes.
 enum JSONCoding {
     static func object(_ data: Data) throws -> JSONObject {
-        try JSONDecoder().decode(JSONObject.self, from: data)
+        try JSONObject(jsonBytes: data)
     }
 
     static func data(_ object: JSONObject) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return try encoder.encode(object)
+        Data(JSONWriter.bytes(of: object))
     }
 
     static func text(_ object: JSONObject) throws -> String {
-        String(decoding: try data(object), as: UTF8.self)
+        JSONWriter.text(of: object)
     }
 
     /// The top-level keys whose values differ between two objects, sorted.

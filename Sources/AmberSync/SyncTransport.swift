@@ -29,10 +29,7 @@ struct SyncTransport: Sendable {
     }
 
     func push(_ request: PushRequest) async throws(SyncError) -> Answer<PushResponse> {
-        let body: Data
-        do { body = try JSONEncoder().encode(request) } catch {
-            throw SyncError(.protocolViolation, "cannot encode the push: \(error)", underlyingError: error)
-        }
+        let body = Data(JSONWriter.bytes(of: request))
         var urlRequest = URLRequest(url: server.appendingPathComponent("v1/push"))
         urlRequest.httpMethod = "POST"
         urlRequest.httpBody = body
@@ -63,7 +60,7 @@ struct SyncTransport: Sendable {
     }
 
     /// Sends a request and decodes a `200` answer; any other answer becomes a ``SyncError``.
-    private func send<Response: Decodable & Sendable>(_ request: URLRequest) async throws(SyncError)
+    private func send<Response: JSONWireDecodable & Sendable>(_ request: URLRequest) async throws(SyncError)
         -> Answer<Response>
     {
         var request = request
@@ -74,18 +71,19 @@ struct SyncTransport: Sendable {
         }
         let status = http.statusCode
         guard status == 200 else {
-            let error = try? JSONDecoder().decode(ErrorResponse.self, from: data)
+            let error = try? ErrorResponse(jsonBytes: data)
             let message = error?.error ?? String(decoding: data.prefix(200), as: UTF8.self)
             if status == 401 { throw SyncError(.unauthorized, message) }
             throw SyncError(.server(status: status), message, code: error?.code)
         }
+        // Read exactly: numbers keep their digits, strings and keys their bytes.
         do {
             return Answer(
-                body: try JSONDecoder().decode(Response.self, from: data),
-                databaseID: http.value(forHTTPHeaderField: SyncHeader.databaseID))
+                body: try Response(jsonBytes: data), databaseID: http.value(forHTTPHeaderField: SyncHeader.databaseID))
         } catch {
             throw SyncError(
-                .protocolViolation, "cannot read the answer to \(request.url?.path ?? ""): \(error)",
+                .protocolViolation,
+                "cannot read the answer to \(request.url?.path ?? ""): \(error.sentence(subject: "The answer"))",
                 underlyingError: error)
         }
     }

@@ -69,10 +69,23 @@ extension PostgresSyncDatabase {
         }
     }
 
-    /// A record's place: its collection and id.
+    /// A record's place: its collection and id, compared by their UTF-8 bytes as the database
+    /// compares them (Swift's `String` would take `"\u{e9}"` and `"e\u{301}"` for one id).
     struct RecordKey: Hashable, Sendable {
         var collection: String
         var id: String
+
+        static func == (lhs: RecordKey, rhs: RecordKey) -> Bool {
+            lhs.collection.utf8.elementsEqual(rhs.collection.utf8) && lhs.id.utf8.elementsEqual(rhs.id.utf8)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            for text in [collection, id] {
+                var text = text
+                text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                hasher.combine(0xFF as UInt8)  // never in UTF-8: ends each part
+            }
+        }
     }
 
     /// In one query: the answers already given to any of `mutations` (with the fingerprints of

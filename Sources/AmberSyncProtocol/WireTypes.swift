@@ -5,17 +5,22 @@ public let syncProtocolVersion = 1
 
 /// A JSON value, kept as parsed: records travel as opaque JSON objects.
 ///
-/// Numbers are kept as `Double` unless they are integers that fit `Int64`, so an integer field
-/// comes back as written.
+/// Client and server read and write these exactly: a number keeps its digits as written
+/// (``JSONNumber``), a string or object key its bytes. Object keys that differ only in Unicode
+/// normalization (`"\u00e9"` and `"e\u0301"`) count as one key, as they do for Swift's
+/// `String`: the sync protocol refuses an object that holds both.
+///
+/// The `Codable` conformance serves apps and tools that use `JSONEncoder` or `JSONDecoder`;
+/// those read and write numbers through `Int64`, `UInt64` or `Double`.
 public enum JSONValue: Sendable, Hashable, Codable {
     /// `null`.
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A number without fraction or exponent that fits `Int64`.
+    /// A number without fraction or exponent that fits `Int64` (but `-0`, which is a ``number(_:)``).
     case integer(Int64)
-    /// Any other number.
-    case number(Double)
+    /// Any other number, as written: `1.0`, `-0.0`, `18446744073709551615`, `1e400`.
+    case number(JSONNumber)
     /// A string.
     case string(String)
     /// An array.
@@ -24,6 +29,9 @@ public enum JSONValue: Sendable, Hashable, Codable {
     case object([String: JSONValue])
 
     /// Decodes the JSON form; a member of the wrong type is an error.
+    ///
+    /// A number that fits neither `Int64` nor `UInt64` comes through `Double`: to keep its
+    /// digits, read the text with the sync client or server rather than a `Decoder`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -32,8 +40,10 @@ public enum JSONValue: Sendable, Hashable, Codable {
             self = .bool(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .number(JSONNumber(unchecked: String(value)))
+        } else if let value = try? container.decode(Double.self), let number = JSONNumber(value) {
+            self = .number(number)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {
@@ -45,18 +55,81 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// Encodes the JSON form of the protocol.
+    /// Encodes the JSON form of the protocol; a ``number(_:)`` goes through `Int64`, `UInt64`
+    /// or `Double`, whichever holds it.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
+        case .number(let value):
+            if let integer = value.int64Value {
+                try container.encode(integer)
+            } else if let integer = value.uint64Value {
+                try container.encode(integer)
+            } else {
+                try container.encode(value.doubleValue)
+            }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
+    }
+
+    /// Whether two values are the same JSON text: strings and object keys compare by their
+    /// UTF-8 bytes, not by Swift's canonical equivalence, so `"\u00e9"` and `"e\u0301"` differ;
+    /// numbers compare by their literal text, so `1.0` and `1` differ.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let left), .bool(let right)): return left == right
+        case (.integer(let left), .integer(let right)): return left == right
+        case (.number(let left), .number(let right)): return left.text.utf8.elementsEqual(right.text.utf8)
+        case (.string(let left), .string(let right)): return sameBytes(left, right)
+        case (.array(let left), .array(let right)): return left == right
+        case (.object(let left), .object(let right)): return exactlyEqual(left, right)
+        default: return false
+        }
+    }
+
+    /// Hashes what ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .bool(let value): hasher.combine(value)
+        case .integer(let value): hasher.combine(value)
+        case .number(let value):
+            hasher.combine(3 as UInt8)
+            Self.combineBytes(value.text, into: &hasher)
+        case .string(let value):
+            hasher.combine(4 as UInt8)
+            Self.combineBytes(value, into: &hasher)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
+        }
+    }
+
+    /// Whether two objects are the same JSON text: the same keys, byte for byte, with equal values.
+    public static func exactlyEqual(_ lhs: [String: JSONValue]?, _ rhs: [String: JSONValue]?) -> Bool {
+        guard let lhs, let rhs else { return lhs == nil && rhs == nil }
+        guard lhs.count == rhs.count else { return false }
+        for (key, value) in lhs {
+            guard let index = rhs.index(forKey: key), sameBytes(rhs[index].key, key), rhs[index].value == value else {
+                return false
+            }
+        }
+        return true
+    }
+
+    private static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+    }
+
+    private static func combineBytes(_ text: String, into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(text.utf8.count)
     }
 
     /// The members of an object, or `nil` for any other value.

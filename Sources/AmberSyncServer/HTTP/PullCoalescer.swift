@@ -36,9 +36,7 @@ final class PullCoalescer: Sendable {
             if let flight = flights[key] { return (flight, false) }
             let flight = Task {
                 let response = try await read()
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                return Answer(response: response, body: ByteBuffer(bytes: try encoder.encode(response)))
+                return Answer(response: response, body: ByteBuffer(bytes: JSONWriter.bytes(of: response)))
             }
             flights[key] = flight
             return (flight, true)

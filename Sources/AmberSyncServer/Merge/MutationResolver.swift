@@ -79,7 +79,12 @@ public enum MutationResolver {
             var stored = live.value ?? [:]
             if let fields = mutation.fields {
                 for key in fields {
-                    stored[key] = sent[key]
+                    // The key as sent: removed first, in case the stored one is written in another
+                    // Unicode normalization (a Swift dictionary would keep the stored bytes).
+                    stored.removeValue(forKey: key)
+                    if let index = sent.index(forKey: key) {
+                        stored[sent[index].key] = sent[index].value
+                    }
                 }
             } else {
                 stored = sent
@@ -103,7 +108,7 @@ public enum MutationResolver {
             mutationID: mutation.mutationID,
             status: .applied,
             version: newVersion,
-            value: record.value == sent ? nil : record.value
+            value: JSONValue.exactlyEqual(record.value, sent) ? nil : record.value
         )
         return .applied(record, result)
     }

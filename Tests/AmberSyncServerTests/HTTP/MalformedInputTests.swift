@@ -122,7 +122,12 @@ import Testing
             "{\"clientID\":\"c\",\"mutations\":[]}x", "{\"clientID\":\"c\",\"mutations\":[]}{}", "{'clientID':'c'}",
             "{\"clientID\":\"c\",\"mutations\":[],}", "{\"clientID\":\"c\",\"mutations\":[NaN]}",
             "{\"clientID\":\"c\" /* comment */,\"mutations\":[]}", "<xml/>", "clientID=c&mutations=",
-            "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":{\"x\":1e999}}]}",
+            // A number past `Double` (`1e999`) is valid JSON and kept as written; a key twice, also
+            // in two Unicode normalizations, and a lone surrogate are not.
+            "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":{\"x\":1,\"x\":2}}]}",
+            "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":{\"\\u00e9\":1,\"e\\u0301\":2}}]}",
+            "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"value\":{\"x\":\"\\ud800\"}}]}",
+            "{\"clientID\":\"c\",\"clientID\":\"d\",\"mutations\":[]}",
         ]
         for text in texts {
             cases.append(Case(name: "text", body: Array(text.utf8)))
@@ -233,6 +238,18 @@ import Testing
                 (
                     "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":\"1\",\"collection\":\"n\",\"id\":\"1\"}]}",
                     "`mutations[0].mutationID` must be an integer"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1.5,\"collection\":\"n\",\"id\":\"1\"}]}",
+                    "`mutations[0].mutationID` must be an integer from"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1180591620717411303424,\"collection\":\"n\",\"id\":\"1\"}]}",
+                    "`mutations[0].mutationID` must be an integer from"
+                ),
+                (
+                    "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"n\",\"id\":\"1\",\"baseVersion\":1e3}]}",
+                    "`mutations[0].baseVersion` must be an integer from"
                 ),
                 (
                     "{\"clientID\":\"c\",\"mutations\":[{\"mutationID\":1,\"collection\":\"a b\",\"id\":\"1\"}]}",

@@ -28,6 +28,29 @@ struct MutationResolverTests {
         )
     }
 
+    @Test func aFieldWiseEditKeepsTheKeyAndTextBytesAsSent() {
+        let composed = "caf\u{e9}"
+        let decomposed = "cafe\u{301}"
+        let stored = ServerRecord(
+            value: ["id": .string("n"), composed: .string(composed)], version: 4, createdVersion: 1,
+            fieldVersions: ["id": 1, composed: 4])
+        // The client writes the key, and its value, in the other normalization.
+        let sent: JSONObject = ["id": .string("n"), decomposed: .string(decomposed)]
+        guard
+            case .applied(let record, let result) = MutationResolver.resolve(
+                mutation(base: 4, value: sent, fields: [decomposed]), against: stored, newVersion: 5)
+        else {
+            Issue.record("expected applied")
+            return
+        }
+        let keys = record.value?.keys.map { Array($0.utf8) } ?? []
+        #expect(keys.contains(Array(decomposed.utf8)) && !keys.contains(Array(composed.utf8)))
+        #expect(record.value?[decomposed] == .string(decomposed))
+        #expect(record.fieldVersions[decomposed] == 5)
+        // Stored exactly as sent, so the answer carries no value.
+        #expect(result == MutationResult(mutationID: 7, status: .applied, version: 5))
+    }
+
     @Test func aNonNullBaseVersionForARecordTheServerNeverHadIsAConflictWithValueNull() {
         let outcome = MutationResolver.resolve(
             mutation(base: 3, value: ["a": .integer(1)]), against: nil, newVersion: 1)

@@ -102,9 +102,12 @@ extension TestResponse {
     /// The body as UTF-8 text.
     var text: String { String(buffer: body) }
 
-    /// The body decoded from JSON.
+    /// The body decoded from JSON: exactly, as the client reads it, for the protocol's types.
     func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
-        try JSONDecoder().decode(type, from: Data(body.readableBytesView))
+        if let wire = type as? any JSONWireDecodable.Type {
+            return try wire.init(jsonBytes: body.readableBytesView) as! Value  // `wire` is `Value`
+        }
+        return try JSONDecoder().decode(type, from: Data(body.readableBytesView))
     }
 
     /// The `{"error": ...}` body of an error response, checked to be JSON with a non-empty sentence.

@@ -1,17 +1,17 @@
-/// A strict check of JSON text against RFC 8259, run before decoding: Foundation's decoder also
-/// takes trailing commas and UTF-16, which other implementations of the protocol would refuse.
+/// A strict check of JSON text against RFC 8259, run before ``JSONReader`` reads it: no trailing
+/// commas, no UTF-16, nothing other implementations of the protocol would refuse.
 ///
 /// The check is iterative, so it also refuses nesting deeper than ``maximumDepth`` without
-/// deep recursion, before any recursive decoder sees the body.
-enum JSONSyntax {
+/// deep recursion, before the recursive reader sees the text.
+package enum JSONSyntax {
     /// Deepest nesting of arrays and objects a body may have.
-    static let maximumDepth = 256
+    package static let maximumDepth = 256
 
-    /// Throws ``SyncServerError/invalidRequest(_:)`` unless `bytes` is one JSON value, with
-    /// nothing but whitespace around it, nested at most ``maximumDepth`` deep.
+    /// Throws ``JSONWireError/syntax(_:offset:)`` or ``JSONWireError/tooDeep`` unless `bytes` is
+    /// one JSON value, with nothing but whitespace around it, nested at most ``maximumDepth`` deep.
     ///
     /// - Complexity: O(*n*) in the number of bytes.
-    static func validate(_ bytes: UnsafeRawBufferPointer) throws {
+    package static func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONWireError) {
         var scanner = Scanner(bytes: bytes)
         try scanner.scanDocument()
     }
@@ -39,7 +39,7 @@ enum JSONSyntax {
             self.bytes = bytes
         }
 
-        mutating func scanDocument() throws {
+        mutating func scanDocument() throws(JSONWireError) {
             var state = State.value
             while true {
                 skipWhitespace()
@@ -92,7 +92,7 @@ enum JSONSyntax {
         }
 
         /// Scans a scalar whole, or opens a container; returns the state after it.
-        private mutating func scanValueStart() throws -> State {
+        private mutating func scanValueStart() throws(JSONWireError) -> State {
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 try open(isObject: true)
@@ -116,17 +116,13 @@ enum JSONSyntax {
             return .afterValue
         }
 
-        private mutating func open(isObject: Bool) throws {
-            guard containers.count < JSONSyntax.maximumDepth else {
-                throw SyncServerError.invalidRequest(
-                    "The request body nests arrays and objects deeper than \(JSONSyntax.maximumDepth) levels."
-                )
-            }
+        private mutating func open(isObject: Bool) throws(JSONWireError) {
+            guard containers.count < JSONSyntax.maximumDepth else { throw .tooDeep }
             containers.append(isObject)
             index += 1
         }
 
-        private mutating func scanString() throws {
+        private mutating func scanString() throws(JSONWireError) {
             index += 1  // the opening quote
             while index < bytes.count {
                 let byte = bytes[index]
@@ -159,7 +155,7 @@ enum JSONSyntax {
             throw invalid("ends inside a string")
         }
 
-        private mutating func scanNumber() throws {
+        private mutating func scanNumber() throws(JSONWireError) {
             if bytes[index] == UInt8(ascii: "-") { index += 1 }
             guard index < bytes.count, Self.isDigit(bytes[index]) else { throw invalid("has a malformed number") }
             if bytes[index] == UInt8(ascii: "0") {
@@ -182,7 +178,7 @@ enum JSONSyntax {
             }
         }
 
-        private mutating func scanLiteral(_ word: StaticString) throws {
+        private mutating func scanLiteral(_ word: StaticString) throws(JSONWireError) {
             let length = word.utf8CodeUnitCount
             guard index + length <= bytes.count else { throw invalid("has an unknown word") }
             let matches = word.withUTF8Buffer { expected in
@@ -213,8 +209,8 @@ enum JSONSyntax {
             isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
         }
 
-        private func invalid(_ problem: String) -> SyncServerError {
-            .invalidRequest("The request body is not valid JSON: it \(problem) at byte \(index).")
+        private func invalid(_ problem: String) -> JSONWireError {
+            .syntax(problem, offset: index)
         }
     }
 }

@@ -1,0 +1,165 @@
+/// Writes JSON text exactly: numbers as their literal text, strings and keys as their UTF-8
+/// bytes (escaping only `"`, `\` and control characters), object keys sorted so that equal
+/// values are equal text.
+package struct JSONWriter {
+    /// The text written so far.
+    package private(set) var bytes: [UInt8] = []
+
+    /// An empty writer.
+    package init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// `value` as JSON text.
+    package static func bytes(of value: some JSONWireEncodable) -> [UInt8] {
+        var writer = JSONWriter()
+        value.write(to: &writer)
+        return writer.bytes
+    }
+
+    /// `value` as JSON text.
+    package static func text(of value: some JSONWireEncodable) -> String {
+        String(decoding: bytes(of: value), as: UTF8.self)
+    }
+
+    /// Appends `text` as it is: punctuation and keys known to need no escaping.
+    package mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `value`.
+    package mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let value): write(value)
+        case .integer(let value): write(value)
+        case .number(let number): bytes.append(contentsOf: number.text.utf8)
+        case .string(let text): write(text)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (offset, element) in elements.enumerated() {
+                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members): write(members)
+        }
+    }
+
+    /// Appends `object`, its keys sorted.
+    package mutating func write(_ object: [String: JSONValue]) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            write(key)
+            bytes.append(UInt8(ascii: ":"))
+            write(value)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends `object`, or `null`.
+    package mutating func write(_ object: [String: JSONValue]?) {
+        if let object { write(object) } else { raw("null") }
+    }
+
+    /// Appends `value`.
+    package mutating func write(_ value: Int64) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// Appends `value`, or `null`.
+    package mutating func write(_ value: Int64?) {
+        if let value { write(value) } else { raw("null") }
+    }
+
+    /// Appends `true` or `false`.
+    package mutating func write(_ value: Bool) {
+        if value { raw("true") } else { raw("false") }
+    }
+
+    /// Appends `strings` as an array.
+    package mutating func write(_ strings: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (offset, string) in strings.enumerated() {
+            if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(string)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Appends `text` as a string, its UTF-8 bytes as they are but for `"`, `\` and control characters.
+    package mutating func write(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var plainStart = 0
+            for (offset, byte) in utf8.enumerated()
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<offset]))
+                plainStart = offset + 1
+                switch byte {
+                case UInt8(ascii: "\""): raw("\\\"")
+                case UInt8(ascii: "\\"): raw("\\\\")
+                case 0x0A: raw("\\n")
+                case 0x0D: raw("\\r")
+                case 0x09: raw("\\t")
+                case 0x08: raw("\\b")
+                case 0x0C: raw("\\f")
+                default:
+                    raw("\\u00")
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+}
+
+/// A protocol value that writes its own exact JSON form.
+package protocol JSONWireEncodable {
+    /// Appends the value's JSON text to `writer`.
+    func write(to writer: inout JSONWriter)
+}
+
+/// A protocol value read from a ``JSONValue``, with errors that name the field.
+package protocol JSONWireDecodable {
+    /// Reads the value from `json`, found at `path` of the text.
+    init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError)
+}
+
+extension JSONWireDecodable {
+    /// Reads the value from JSON text with ``JSONReader``.
+    package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
+        try self.init(json: try JSONReader.value(from: bytes), path: [])
+    }
+}
+
+extension JSONValue: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.write(self)
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) {
+        self = json
+    }
+}
+
+extension Dictionary: JSONWireEncodable, JSONWireDecodable where Key == String, Value == JSONValue {
+    package func write(to writer: inout JSONWriter) {
+        writer.write(self)
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        guard case .object(let members) = json else {
+            throw .field(path: path, problem: "must be a JSON object")
+        }
+        self = members
+    }
+}

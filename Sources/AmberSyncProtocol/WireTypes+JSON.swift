@@ -1,0 +1,322 @@
+// The exact JSON form of the wire types: what client and server send and read. The `Codable`
+// conformances stay for apps and tools; they read numbers through `Double`.
+
+/// The members of one JSON object, read with errors that name the field.
+struct JSONFields {
+    let members: [String: JSONValue]
+    let path: [JSONPathComponent]
+
+    init(_ json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        guard case .object(let members) = json else {
+            throw .field(path: path, problem: "must be a JSON object")
+        }
+        self.members = members
+        self.path = path
+    }
+
+    func error(_ key: String, _ problem: String) -> JSONWireError {
+        .field(path: path + [.key(key)], problem: problem)
+    }
+
+    /// The member, neither absent nor `null`.
+    func required(_ key: String) throws(JSONWireError) -> JSONValue {
+        guard let value = members[key] else { throw error(key, "is missing") }
+        if case .null = value { throw error(key, "must not be null") }
+        return value
+    }
+
+    /// The member, or `nil` when absent or `null`.
+    func optional(_ key: String) -> JSONValue? {
+        guard let value = members[key] else { return nil }
+        if case .null = value { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws(JSONWireError) -> String {
+        guard case .string(let text) = try required(key) else { throw error(key, "must be a string") }
+        return text
+    }
+
+    func optionalString(_ key: String) throws(JSONWireError) -> String? {
+        guard let value = optional(key) else { return nil }
+        guard case .string(let text) = value else { throw error(key, "must be a string") }
+        return text
+    }
+
+    func int64(_ key: String) throws(JSONWireError) -> Int64 {
+        try int64(try required(key), key: key)
+    }
+
+    func optionalInt64(_ key: String) throws(JSONWireError) -> Int64? {
+        guard let value = optional(key) else { return nil }
+        return try int64(value, key: key)
+    }
+
+    /// An integer written without fraction or exponent that fits `Int64` (`-0` counts as 0).
+    private func int64(_ value: JSONValue, key: String) throws(JSONWireError) -> Int64 {
+        switch value {
+        case .integer(let integer):
+            return integer
+        case .number(let number):
+            if let integer = number.int64Value { return integer }
+            throw error(
+                key,
+                "must be an integer from \(Int64.min) to \(Int64.max), written without fraction or exponent, not \(number.text)"
+            )
+        default:
+            throw error(key, "must be an integer, not \(value.kindDescription)")
+        }
+    }
+
+    func bool(_ key: String) throws(JSONWireError) -> Bool {
+        guard case .bool(let value) = try required(key) else { throw error(key, "must be true or false") }
+        return value
+    }
+
+    func optionalBool(_ key: String) throws(JSONWireError) -> Bool? {
+        guard let value = optional(key) else { return nil }
+        guard case .bool(let flag) = value else { throw error(key, "must be true or false") }
+        return flag
+    }
+
+    func optionalObject(_ key: String) throws(JSONWireError) -> JSONObject? {
+        guard let value = optional(key) else { return nil }
+        guard case .object(let members) = value else { throw error(key, "must be a JSON object or null") }
+        return members
+    }
+
+    func optionalStrings(_ key: String) throws(JSONWireError) -> [String]? {
+        guard let value = optional(key) else { return nil }
+        guard case .array(let elements) = value else { throw error(key, "must be an array of strings") }
+        var strings: [String] = []
+        strings.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            guard case .string(let text) = element else {
+                throw .field(path: path + [.key(key), .index(index)], problem: "must be a string")
+            }
+            strings.append(text)
+        }
+        return strings
+    }
+
+    func array(_ key: String) throws(JSONWireError) -> [JSONValue] {
+        guard case .array(let elements) = try required(key) else { throw error(key, "must be an array") }
+        return elements
+    }
+
+    /// The elements of the array `key`, each read as `Element`.
+    func array<Element: JSONWireDecodable>(_ key: String, of type: Element.Type) throws(JSONWireError) -> [Element] {
+        let elements = try array(key)
+        var values: [Element] = []
+        values.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            values.append(try Element(json: element, path: path + [.key(key), .index(index)]))
+        }
+        return values
+    }
+}
+
+extension JSONValue {
+    /// "a string", "an array", ...: what a value of the wrong type is, for error sentences.
+    var kindDescription: String {
+        switch self {
+        case .null: "null"
+        case .bool(let value): "\(value)"
+        case .integer, .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+extension PushRequest: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.raw(#"{"clientID":"#)
+        writer.write(clientID)
+        writer.raw(#","mutations":["#)
+        for (offset, mutation) in mutations.enumerated() {
+            if offset > 0 { writer.raw(",") }
+            mutation.write(to: &writer)
+        }
+        writer.raw("]}")
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        let fields = try JSONFields(json, path: path)
+        self.init(clientID: try fields.string("clientID"), mutations: try fields.array("mutations", of: Mutation.self))
+    }
+}
+
+extension Mutation: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.raw(#"{"baseVersion":"#)
+        writer.write(baseVersion)
+        writer.raw(#","collection":"#)
+        writer.write(collection)
+        if let fields {
+            writer.raw(#","fields":"#)
+            writer.write(fields)
+        }
+        writer.raw(#","id":"#)
+        writer.write(id)
+        writer.raw(#","mutationID":"#)
+        writer.write(mutationID)
+        writer.raw(#","value":"#)
+        writer.write(value)
+        writer.raw("}")
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        let members = try JSONFields(json, path: path)
+        self.init(
+            mutationID: try members.int64("mutationID"),
+            collection: try members.string("collection"),
+            id: try members.string("id"),
+            baseVersion: try members.optionalInt64("baseVersion"),
+            value: try members.optionalObject("value"),
+            fields: try members.optionalStrings("fields")
+        )
+    }
+}
+
+extension PushResponse: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.raw(#"{"results":["#)
+        for (offset, result) in results.enumerated() {
+            if offset > 0 { writer.raw(",") }
+            result.write(to: &writer)
+        }
+        writer.raw("]}")
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        let fields = try JSONFields(json, path: path)
+        self.init(results: try fields.array("results", of: MutationResult.self))
+    }
+}
+
+extension MutationResult: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.raw("{")
+        if let fields {
+            writer.raw(#""fields":"#)
+            writer.write(fields)
+            writer.raw(",")
+        }
+        writer.raw(#""mutationID":"#)
+        writer.write(mutationID)
+        writer.raw(#","status":"#)
+        writer.write(status.rawValue)
+        // A conflict always says what the server has, `null` for a deleted record.
+        if status == .conflict || value != nil {
+            writer.raw(#","value":"#)
+            writer.write(value)
+        }
+        writer.raw(#","version":"#)
+        writer.write(version)
+        writer.raw("}")
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        let members = try JSONFields(json, path: path)
+        guard let status = Status(rawValue: try members.string("status")) else {
+            throw members.error("status", #"must be "applied" or "conflict""#)
+        }
+        self.init(
+            mutationID: try members.int64("mutationID"),
+            status: status,
+            version: try members.int64("version"),
+            value: try members.optionalObject("value"),
+            fields: try members.optionalStrings("fields")
+        )
+    }
+}
+
+extension PullResponse: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.raw(#"{"changes":["#)
+        for (offset, change) in changes.enumerated() {
+            if offset > 0 { writer.raw(",") }
+            change.write(to: &writer)
+        }
+        writer.raw(#"],"cursor":"#)
+        writer.write(cursor)
+        if let cursorTag {
+            writer.raw(#","cursorTag":"#)
+            writer.write(cursorTag)
+        }
+        writer.raw(#","hasMore":"#)
+        writer.write(hasMore)
+        writer.raw("}")
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        let fields = try JSONFields(json, path: path)
+        self.init(
+            changes: try fields.array("changes", of: RecordChange.self),
+            cursor: try fields.int64("cursor"),
+            hasMore: try fields.bool("hasMore"),
+            cursorTag: try fields.optionalString("cursorTag")
+        )
+    }
+}
+
+extension RecordChange: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.raw(#"{"collection":"#)
+        writer.write(collection)
+        writer.raw(#","id":"#)
+        writer.write(id)
+        writer.raw(#","value":"#)
+        writer.write(value)
+        writer.raw(#","version":"#)
+        writer.write(version)
+        writer.raw("}")
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        let fields = try JSONFields(json, path: path)
+        self.init(
+            collection: try fields.string("collection"),
+            id: try fields.string("id"),
+            version: try fields.int64("version"),
+            value: try fields.optionalObject("value")
+        )
+    }
+}
+
+extension ErrorResponse: JSONWireEncodable, JSONWireDecodable {
+    package func write(to writer: inout JSONWriter) {
+        if let code {
+            writer.raw(#"{"code":"#)
+            writer.write(code)
+            writer.raw(#","error":"#)
+        } else {
+            writer.raw(#"{"error":"#)
+        }
+        writer.write(error)
+        if let reset {
+            writer.raw(#","reset":"#)
+            writer.write(reset)
+        }
+        writer.raw("}")
+    }
+
+    package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
+        let fields = try JSONFields(json, path: path)
+        self.init(
+            error: try fields.string("error"), reset: try fields.optionalBool("reset"),
+            code: try fields.optionalString("code"))
+    }
+}
+
+extension HealthResponse: JSONWireEncodable {
+    package func write(to writer: inout JSONWriter) {
+        writer.raw(#"{"protocolVersion":"#)
+        writer.write(Int64(protocolVersion))
+        writer.raw(#","status":"#)
+        writer.write(status)
+        writer.raw("}")
+    }
+}
