@@ -20,14 +20,27 @@ def _fit(text, limit=MAXIMUM_BYTES):
     return cut or "x"
 
 
+def _integer(value):
+    """`value` as an int when JSON Schema counts it as an integer (`3` or `3.0`), else `None`."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     meta = case.meta
     positive = meta is not None and meta.generation.mode.is_positive
-    # A held pull lasts up to `wait` seconds (60 at most): keep the run short.
+    # A held pull lasts up to `wait` seconds (60 at most): keep the run short, the value still valid.
     if case.operation.path == "/v1/pull" and isinstance(case.query, dict):
-        wait = case.query.get("wait")
-        if isinstance(wait, int) and not isinstance(wait, bool) and wait > 1:
+        wait = _integer(case.query.get("wait"))
+        if wait is not None and wait > 1:
             case.query["wait"] = 1
     if not positive or case.operation.path != "/v1/push" or not isinstance(case.body, dict):
         return
@@ -41,8 +54,8 @@ def before_call(context, case, kwargs):
     for mutation in mutations:
         mutation["id"] = _fit(mutation.get("id"))
     # `mutationID`s increase within a request: number them from the first one when they do not.
-    identifiers = [mutation.get("mutationID") for mutation in mutations]
-    if all(isinstance(i, int) and not isinstance(i, bool) for i in identifiers):
+    identifiers = [_integer(mutation.get("mutationID")) for mutation in mutations]
+    if all(i is not None for i in identifiers):
         if any(later <= earlier for earlier, later in zip(identifiers, identifiers[1:])):
             first = min(identifiers[0], INT64_MAX - len(identifiers) + 1)
             for offset, mutation in enumerate(mutations):

@@ -562,11 +562,18 @@ extension SyncServer {
                     "description": "The record's whole value; `null` or absent deletes the record."
                   },
                   "fields": {
-                    "type": "array",
-                    "items": {
-                      "type": "string"
-                    },
-                    "description": "Optional: the top-level keys this mutation changes. Only those keys are written, taken from `value`, or removed when `value` lacks them; every other key keeps the server's content. Without `fields`, `value` replaces the record whole."
+                    "oneOf": [
+                      {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      {
+                        "type": "null"
+                      }
+                    ],
+                    "description": "Optional: the top-level keys this mutation changes. Only those keys are written, taken from `value`, or removed when `value` lacks them; every other key keeps the server's content. Without `fields` (absent or `null`), `value` replaces the record whole."
                   }
                 }
               },
