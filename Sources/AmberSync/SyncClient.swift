@@ -39,7 +39,11 @@ public final class SyncClient: Sendable {
     /// The server's address.
     public let server: URL
     /// This client's id on the server, kept in the storage file.
-    public let clientID: String
+    ///
+    /// A sync takes a new one when the server finds another device using it (a copy of the file).
+    public var clientID: String {
+        (try? storage.database.read { try SyncSchema.meta($0, "clientID") }) ?? ""
+    }
     let storage: SQLiteStorage
     let engine: SyncEngine
     let collections = LockedValue<[String: any SyncedCollection]>([:])
@@ -56,6 +60,7 @@ public final class SyncClient: Sendable {
     public init(storage: SQLiteStorage, server: URL, token: String) throws {
         self.storage = storage
         self.server = server
+        let clientID: String
         do {
             clientID = try storage.database.write { db in
                 try SyncSchema.prepare(db)

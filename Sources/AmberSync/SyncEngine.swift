@@ -11,7 +11,8 @@ import GRDB
 actor SyncEngine {
     let storage: SQLiteStorage
     let transport: SyncTransport
-    let clientID: String
+    /// This file's client id; a new one when the server finds another device using it.
+    private(set) var clientID: String
     let collections: LockedValue<[String: any SyncedCollection]>
     /// Serializes syncs: a live sync and one the app asked for never interleave.
     private var busy = false
@@ -19,7 +20,8 @@ actor SyncEngine {
 
     /// Mutations per push.
     static let batchSize = 500
-    /// Push rounds per sync: a merge makes a record pending again, to be pushed in the next round.
+    /// Push rounds per sync beyond those the pending records need: a merge makes a record
+    /// pending again, to be pushed in the next round.
     static let pushRounds = 4
 
     init(
@@ -37,18 +39,59 @@ actor SyncEngine {
         await acquire()
         defer { release() }
         var report = Tally()
-        try await push(into: &report)
-        try await pull(into: &report)
+        do {
+            // A reset cut short (offline, killed) goes on first: nothing is pushed against an
+            // old history.
+            if try database({ try SyncSchema.isResettingHistory($0) }) {
+                try await finishHistoryReset(into: &report)
+            }
+            try await push(into: &report)
+            try await pull(into: &report)
+        } catch let error where error.code == SyncErrorCode.historyChanged {
+            // The server's history is not the one this file followed: its database was restored
+            // from a backup or replaced. Pull everything again, merging it with local changes,
+            // and push back every record the server does not have.
+            try database { try SyncSchema.forgetHistory($0, databaseID: error.databaseID) }
+            try await finishHistoryReset(into: &report)
+        }
         try await push(into: &report)
         return SyncReport(pushed: report.pushed, pulled: report.pulled, merged: report.merged)
+    }
+
+    /// Pulls from the cursor ``SyncSchema/forgetHistory(_:databaseID:)`` left (0, or where an
+    /// interrupted reset got to) until caught up, then marks what the server lacks for pushing.
+    private func finishHistoryReset(into report: inout Tally) async throws(SyncError) {
+        try await pull(from: try database { try SyncSchema.cursor($0) }, into: &report)
+        try database { try SyncSchema.finishHistoryReset($0) }
+    }
+
+    /// Checks the database an answer names against the one this file synced with; remembers
+    /// it the first time.
+    ///
+    /// - Throws: A ``SyncError`` with code `history_changed` when it is another database.
+    private func check(databaseID: String?) throws(SyncError) {
+        guard let databaseID else { return }
+        let known = try database { db in
+            let known = try SyncSchema.databaseID(db)
+            if known == nil { try SyncSchema.setMeta(db, "databaseID", databaseID) }
+            return known
+        }
+        if let known, known != databaseID {
+            throw SyncError(
+                .server(status: 200),
+                "the server's database changed (from \(known) to \(databaseID)): pulling everything again",
+                code: SyncErrorCode.historyChanged, databaseID: databaseID)
+        }
     }
 
     /// Waits for the server to have something newer than the cursor, for up to `seconds`.
     ///
     /// - Returns: Whether it has.
     func waitForServer(seconds: Int) async throws(SyncError) -> Bool {
-        let cursor = try database { try SyncSchema.cursor($0) }
-        return try await !transport.pull(cursor: cursor, limit: 1, wait: seconds).changes.isEmpty
+        let (cursor, tag) = try database { (try SyncSchema.cursor($0), try SyncSchema.cursorTag($0)) }
+        let answer = try await transport.pull(cursor: cursor, tag: tag, limit: 1, wait: seconds)
+        try check(databaseID: answer.databaseID)
+        return !answer.body.changes.isEmpty
     }
 
     private struct Tally {
@@ -59,11 +102,29 @@ actor SyncEngine {
 
     // MARK: Push
 
+    /// Pushes until nothing is pending: as many rounds as the pending records fill, and a few
+    /// more for the records merges make pending again.
     private func push(into report: inout Tally) async throws(SyncError) {
-        for _ in 0..<Self.pushRounds {
+        let pending = try database { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_pending") ?? 0 }
+        var rounds = Self.pushRounds + (pending + Self.batchSize - 1) / Self.batchSize
+        var renewedClientID = false
+        while rounds > 0 {
+            rounds -= 1
             let mutations = try nextBatch()
             guard !mutations.isEmpty else { return }
-            let response = try await transport.push(PushRequest(clientID: clientID, mutations: mutations))
+            let answer: SyncTransport.Answer<PushResponse>
+            do {
+                answer = try await transport.push(PushRequest(clientID: clientID, mutations: mutations))
+            } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
+                // Another device uses this client id (this file was copied): nothing was applied.
+                // Take a new id; the pending records are planned again under it.
+                renewedClientID = true
+                clientID = try database { try SyncSchema.renewClientID($0) }
+                rounds += 1
+                continue
+            }
+            try check(databaseID: answer.databaseID)
+            let response = answer.body
             var states: [String: [ServerState]] = [:]
             var order: [String] = []
             for (mutation, result) in zip(mutations, response.results) {
@@ -103,6 +164,11 @@ actor SyncEngine {
             }
             guard !collections.isEmpty else { return [] }
             let keys = Array(collections.keys)
+            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]?)] = []
+            // Records that need no push leave the pending list as they are looked at, so the next
+            // look finds the ones after them: a real change behind many unchanged ones is pushed too.
+            var looked = Self.batchSize
+            while planned.isEmpty, looked == Self.batchSize {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -113,7 +179,7 @@ actor SyncEngine {
                     ORDER BY p.key LIMIT \(Self.batchSize)
                     """,
                 arguments: StatementArguments(keys))
-            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]?)] = []
+            looked = rows.count
             for row in rows {
                 let key: String = row[0]
                 let id: String = row[1]
@@ -130,6 +196,7 @@ actor SyncEngine {
                 case .send(let baseVersion, let value, let fields):
                     planned.append((key, id, baseVersion, value, fields))
                 }
+            }
             }
             guard !planned.isEmpty else { return [] }
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
@@ -154,7 +221,7 @@ actor SyncEngine {
     private func pull(into report: inout Tally) async throws(SyncError) {
         do {
             try await pull(from: try database { try SyncSchema.cursor($0) }, into: &report)
-        } catch let error where error.kind == .server(status: 410) {
+        } catch let error where error.kind == .server(status: 410) && error.code != SyncErrorCode.historyChanged {
             // The server forgot deletions older than the cursor: pull everything again, then
             // remove what it no longer has (records with local changes stay, to be pushed).
             var seen: [String: Set<String>] = [:]
@@ -181,14 +248,13 @@ actor SyncEngine {
     private func forgetRecords(notIn seen: [String: Set<String>], report: inout Tally) throws(SyncError) {
         for key in collections.withLock({ Array($0.keys) }) {
             let known = try database { db in
-                try Row.fetchAll(db, sql: "SELECT id, version FROM amber_sync_base WHERE key = ?", arguments: [key])
-                    .map { (id: $0[0] as String, version: $0[1] as Int64) }
+                try String.fetchAll(db, sql: "SELECT id FROM amber_sync_base WHERE key = ?", arguments: [key])
             }
-            let gone = known.filter { !(seen[key]?.contains($0.id) ?? false) }
+            let gone = known.filter { !(seen[key]?.contains($0) ?? false) }
             guard !gone.isEmpty else { continue }
             report.pulled += gone.count
             report.merged += try apply(
-                gone.map { ServerState(id: $0.id, version: $0.version + 1, value: nil) }, to: key)
+                gone.map { ServerState(id: $0, version: 0, value: nil) }, to: key)
         }
     }
 
@@ -197,8 +263,11 @@ actor SyncEngine {
         async throws(SyncError)
     {
         var cursor = start
+        var tag = start == 0 ? nil : try database { try SyncSchema.cursorTag($0) }
         while true {
-            let page = try await transport.pull(cursor: cursor)
+            let answer = try await transport.pull(cursor: cursor, tag: tag)
+            try check(databaseID: answer.databaseID)
+            let page = answer.body
             for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
             var states: [String: [ServerState]] = [:]
             var order: [String] = []
@@ -218,9 +287,10 @@ actor SyncEngine {
                 report.merged += try apply(states[key] ?? [], to: key)
             }
             // A collection no store was added for is skipped: adding its store later pulls from 0.
-            let next = max(cursor, page.cursor)
-            try database { try SyncSchema.setCursor($0, next) }
-            cursor = next
+            if page.cursor > cursor {
+                (cursor, tag) = (page.cursor, page.cursorTag)
+            }
+            try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
             guard page.hasMore, !page.changes.isEmpty else { return }
         }
     }

@@ -29,10 +29,23 @@ public struct SyncError: Error, CustomStringConvertible, Sendable {
     /// The error that caused this one, if any (a `URLError`, a `StoreError`, GRDB's `DatabaseError`).
     public let underlyingError: (any Error)?
 
+    /// The server's `code` for an error the client recovers from by itself (`SyncErrorCode`).
+    let code: String?
+    /// For a changed server database: its new identity.
+    let databaseID: String?
+
     /// Creates an error.
     public init(_ kind: Kind, _ message: String, underlyingError: (any Error)? = nil) {
+        self.init(kind, message, code: nil, underlyingError: underlyingError)
+    }
+
+    init(
+        _ kind: Kind, _ message: String, code: String?, databaseID: String? = nil, underlyingError: (any Error)? = nil
+    ) {
         self.kind = kind
         self.message = message
+        self.code = code
+        self.databaseID = databaseID
         self.underlyingError = underlyingError
     }
 

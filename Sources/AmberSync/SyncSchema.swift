@@ -61,12 +61,73 @@ enum SyncSchema {
         return id
     }
 
+    /// A new client id, for a file whose id another device turned out to use too (a copy of
+    /// this file); the mutations sent under the old id and not answered are dropped, to be
+    /// planned again from the pending records.
+    static func renewClientID(_ db: Database) throws -> String {
+        let id = UUID().uuidString
+        try setMeta(db, "clientID", id)
+        try db.execute(sql: "DELETE FROM amber_sync_outbox")
+        return id
+    }
+
     static func cursor(_ db: Database) throws -> Int64 {
         try meta(db, "cursor").flatMap(Int64.init) ?? 0
     }
 
-    static func setCursor(_ db: Database, _ cursor: Int64) throws {
+    /// The tag the server gave with the cursor, naming its history there.
+    static func cursorTag(_ db: Database) throws -> String? {
+        try meta(db, "cursorTag")
+    }
+
+    static func setCursor(_ db: Database, _ cursor: Int64, tag: String? = nil) throws {
         try setMeta(db, "cursor", String(cursor))
+        if let tag {
+            try setMeta(db, "cursorTag", tag)
+        } else {
+            try db.execute(sql: "DELETE FROM amber_sync_meta WHERE name = 'cursorTag'")
+        }
+    }
+
+    /// The identity of the server database this file last synced with.
+    static func databaseID(_ db: Database) throws -> String? {
+        try meta(db, "databaseID")
+    }
+
+    /// Prepares a pull from 0 against a server whose history is not the one this file followed
+    /// (its database was restored from a backup, or replaced).
+    ///
+    /// The bases keep their values, the last agreed state of each record, and their versions
+    /// turn negative: versions of a history the server no longer has. Every record the server
+    /// lists is taken in (see `TypedCollection.apply`); mutations sent and not answered are
+    /// dropped, to be planned again. The file stays in this state, across restarts, until
+    /// ``finishHistoryReset(_:)`` after the pull.
+    static func forgetHistory(_ db: Database, databaseID: String?) throws {
+        try db.execute(sql: "UPDATE amber_sync_base SET version = -version WHERE version > 0")
+        try db.execute(sql: "DELETE FROM amber_sync_outbox")
+        try setCursor(db, 0)
+        try setMeta(db, "historyReset", "1")
+        if let databaseID {
+            try setMeta(db, "databaseID", databaseID)
+        } else {
+            try db.execute(sql: "DELETE FROM amber_sync_meta WHERE name = 'databaseID'")
+        }
+    }
+
+    /// Whether a pull from 0 after ``forgetHistory(_:databaseID:)`` has not finished yet.
+    static func isResettingHistory(_ db: Database) throws -> Bool {
+        try meta(db, "historyReset") != nil
+    }
+
+    /// After ``forgetHistory(_:databaseID:)`` and a whole pull from 0: the records the server
+    /// did not list lose their base and become pending, so that they are pushed back as new.
+    static func finishHistoryReset(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO amber_sync_pending (key, id) SELECT key, id FROM amber_sync_base WHERE version < 0;
+                DELETE FROM amber_sync_base WHERE version < 0;
+                DELETE FROM amber_sync_meta WHERE name = 'historyReset';
+                """)
     }
 
     /// Hands out the next `count` mutation ids.
@@ -108,6 +169,10 @@ enum SyncSchema {
         else { return nil }
         let text: String? = row[1]
         return Base(version: row[0], value: try text.map { try JSONCoding.object(Data($0.utf8)) })
+    }
+
+    static func deleteBase(_ db: Database, key: String, id: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM amber_sync_base WHERE key = ? AND id = ?").execute(arguments: [key, id])
     }
 
     static func setBase(_ db: Database, key: String, id: String, version: Int64, value: JSONObject?) throws {

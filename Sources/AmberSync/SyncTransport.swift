@@ -21,7 +21,14 @@ struct SyncTransport: Sendable {
         session = URLSession(configuration: configuration)
     }
 
-    func push(_ request: PushRequest) async throws(SyncError) -> PushResponse {
+    /// A `200` answer, with the database the server named in it.
+    struct Answer<Body: Sendable>: Sendable {
+        let body: Body
+        /// The `Amber-Database-ID` header, when the server sent one.
+        let databaseID: String?
+    }
+
+    func push(_ request: PushRequest) async throws(SyncError) -> Answer<PushResponse> {
         let body: Data
         do { body = try JSONEncoder().encode(request) } catch {
             throw SyncError(.protocolViolation, "cannot encode the push: \(error)", underlyingError: error)
@@ -30,15 +37,15 @@ struct SyncTransport: Sendable {
         urlRequest.httpMethod = "POST"
         urlRequest.httpBody = body
         urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let response: PushResponse = try await send(urlRequest)
-        guard response.results.map(\.mutationID) == request.mutations.map(\.mutationID) else {
+        let response: Answer<PushResponse> = try await send(urlRequest)
+        guard response.body.results.map(\.mutationID) == request.mutations.map(\.mutationID) else {
             throw SyncError(.protocolViolation, "the push answer does not list one result per mutation, in order")
         }
         return response
     }
 
-    func pull(cursor: Int64, limit: Int = SyncLimits.defaultPullLimit, wait: Int = 0) async throws(SyncError)
-        -> PullResponse
+    func pull(cursor: Int64, tag: String?, limit: Int = SyncLimits.defaultPullLimit, wait: Int = 0)
+        async throws(SyncError) -> Answer<PullResponse>
     {
         var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
         components?.queryItems =
@@ -46,6 +53,7 @@ struct SyncTransport: Sendable {
                 URLQueryItem(name: "cursor", value: String(cursor)),
                 URLQueryItem(name: "limit", value: String(limit)),
             ] + (wait > 0 ? [URLQueryItem(name: "wait", value: String(wait))] : [])
+            + (tag.map { [URLQueryItem(name: "cursorTag", value: $0)] } ?? [])
         guard let url = components?.url else {
             throw SyncError(.misuse, "\(server) is not a server address this client can use")
         }
@@ -55,22 +63,26 @@ struct SyncTransport: Sendable {
     }
 
     /// Sends a request and decodes a `200` answer; any other answer becomes a ``SyncError``.
-    private func send<Response: Decodable>(_ request: URLRequest) async throws(SyncError) -> Response {
+    private func send<Response: Decodable & Sendable>(_ request: URLRequest) async throws(SyncError)
+        -> Answer<Response>
+    {
         var request = request
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         let (data, response) = try await data(for: request)
-        guard let status = (response as? HTTPURLResponse)?.statusCode else {
+        guard let http = response as? HTTPURLResponse else {
             throw SyncError(.protocolViolation, "not an HTTP answer")
         }
+        let status = http.statusCode
         guard status == 200 else {
-            let message =
-                (try? JSONDecoder().decode(ErrorResponse.self, from: data))?.error
-                ?? String(decoding: data.prefix(200), as: UTF8.self)
+            let error = try? JSONDecoder().decode(ErrorResponse.self, from: data)
+            let message = error?.error ?? String(decoding: data.prefix(200), as: UTF8.self)
             if status == 401 { throw SyncError(.unauthorized, message) }
-            throw SyncError(.server(status: status), message)
+            throw SyncError(.server(status: status), message, code: error?.code)
         }
         do {
-            return try JSONDecoder().decode(Response.self, from: data)
+            return Answer(
+                body: try JSONDecoder().decode(Response.self, from: data),
+                databaseID: http.value(forHTTPHeaderField: SyncHeader.databaseID))
         } catch {
             throw SyncError(
                 .protocolViolation, "cannot read the answer to \(request.url?.path ?? ""): \(error)",

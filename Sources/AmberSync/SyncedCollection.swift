@@ -7,6 +7,8 @@ import GRDB
 /// The server's state of one record, to bring into a store.
 struct ServerState: Sendable {
     let id: String
+    /// The record's version on the server; 0 when the server does not have the record at all
+    /// (its deletion was pruned, or its database lost it), which no base is newer than.
     let version: Int64
     /// The record on the server, `nil` when deleted.
     let value: JSONObject?
@@ -116,8 +118,17 @@ where Value.ID: Sendable & Codable {
                     try SyncSchema.deleteOutbox(db, mutationID: mutationID)
                 }
                 let base = try SyncSchema.base(db, key: key, id: state.id)
-                if let base, base.version >= state.version { continue }
-                try SyncSchema.setBase(db, key: key, id: state.id, version: state.version, value: state.value)
+                if let base, state.version > 0, base.version >= state.version { continue }
+                // A base of a history the server no longer has (a restored backup) has a negated
+                // version. A server version below it is an older state than this client agreed
+                // on: the client's copy is the newer one and goes back to the server.
+                let serverWentBack = base.map { $0.version < 0 && state.version > 0 && state.version < -$0.version } ?? false
+                if state.version > 0 {
+                    try SyncSchema.setBase(db, key: key, id: state.id, version: state.version, value: state.value)
+                } else {
+                    // Unknown to the server: a local value goes back as a new record.
+                    try SyncSchema.deleteBase(db, key: key, id: state.id)
+                }
                 let theirs = state.value.flatMap(decode)
                 if state.value != nil, theirs == nil { continue }  // a shape this model cannot read: left alone
                 guard let identity = theirs?.id ?? store.identity(ofRecord: state.id) ?? base?.value.flatMap(decode)?.id
@@ -139,7 +150,10 @@ where Value.ID: Sendable & Codable {
                 // Taking the server's value leaves nothing to push; only a merge or a kept local
                 // change may differ from it.
                 var keptTheirs = true
-                if mineObject != agreed {
+                if serverWentBack {
+                    result = mine
+                    keptTheirs = false
+                } else if mineObject != agreed {
                     switch (mine, theirs) {
                     case (let mine?, let theirs?):
                         let merged = resolve(agreed.flatMap(decode), mine, theirs)

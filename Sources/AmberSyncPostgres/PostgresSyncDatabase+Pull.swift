@@ -51,6 +51,26 @@ extension PostgresSyncDatabase {
         return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: rows.count > limit)
     }
 
+    /// The database's identity, made when its tables were created.
+    public func databaseID() async throws -> String {
+        if let known = identity.withLock({ $0 }) { return known }
+        let rows = try await collect("SELECT id FROM amber_sync_database")
+        let id = try rows.first?.decode(String.self) ?? ""
+        identity.withLock { $0 = id }
+        return id
+    }
+
+    /// The tag of the push that made `version`, or `nil` when the user's history does not reach it.
+    public func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
+        let rows = try await collect(
+            """
+            SELECT tag FROM amber_sync_history
+            WHERE user_id = \(user.id) AND version >= \(version) ORDER BY version LIMIT 1
+            """
+        )
+        return try rows.first?.decode(String.self)
+    }
+
     /// Forgets deleted records whose deletion is older than `date`, and remembers, per user, the
     /// newest version it forgot so that older cursors are told to pull again from 0.
     ///

@@ -21,6 +21,8 @@ extension PostgresSyncDatabase {
         guard let smallestID = mutations.first?.mutationID else { return [] }
         let logger = self.logger
         let notifications = self.notifications
+        let fingerprints = mutations.map(MutationFingerprint.of)
+        let tag = HistoryTag.random()
         let announce: (PostgresConnection, Bool) async -> Void = { connection, applied in
             if applied { await notifications.announce(userID: user.id, on: connection) }
         }
@@ -31,19 +33,22 @@ extension PostgresSyncDatabase {
                 "SELECT version FROM amber_sync_users WHERE id = \(user.id) FOR UPDATE", logger: logger
             ).collect()
             guard var version = try versionRows.first?.decode(Int64.self) else { throw SyncServerError.unauthorized }
-            let (stored, found) = try await Self.read(
+            let (stored, found, lastMutationID) = try await Self.read(
                 mutations, clientID: clientID, userID: user.id, connection: connection, logger: logger
             )
             var records = found
             var changed: Set<RecordKey> = []
-            var newResults: [(mutationID: Int64, result: MutationResult)] = []
+            var newResults: [(mutationID: Int64, result: MutationResult, fingerprint: String)] = []
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
-            for mutation in mutations {
-                if let result = stored[mutation.mutationID] {
+            for (mutation, fingerprint) in zip(mutations, fingerprints) {
+                if let (result, storedFingerprint) = stored[mutation.mutationID] {
+                    try MutationFingerprint.check(
+                        storedFingerprint, against: fingerprint, of: mutation, clientID: clientID)
                     results.append(result)
                     continue
                 }
+                try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: clientID)
                 let key = RecordKey(collection: mutation.collection, id: mutation.id)
                 let outcome = MutationResolver.resolve(mutation, against: records[key], newVersion: version + 1)
                 if case .applied(let record, _) = outcome {
@@ -51,11 +56,12 @@ extension PostgresSyncDatabase {
                     records[key] = record
                     changed.insert(key)
                 }
-                newResults.append((mutation.mutationID, outcome.result))
+                newResults.append((mutation.mutationID, outcome.result, fingerprint))
                 results.append(outcome.result)
             }
             try await Self.write(
                 records: changed.map { ($0, records[$0]!) }, results: newResults, version: version,
+                historyTag: changed.isEmpty ? nil : tag,
                 forgettingResultsBelow: smallestID, clientID: clientID, userID: user.id,
                 connection: connection, logger: logger
             )
@@ -69,49 +75,62 @@ extension PostgresSyncDatabase {
         var id: String
     }
 
-    /// In one query: the answers already given to any of `mutations`, by mutation id, and the
-    /// current state of every record they touch. The caller holds the user's counter row, so
-    /// neither changes until commit.
+    /// In one query: the answers already given to any of `mutations` (with the fingerprints of
+    /// what they answered), by mutation id; the current state of every record they touch; and
+    /// the last mutation id the client sent. The caller holds the user's counter row, so none of
+    /// them changes until commit.
     private static func read(
         _ mutations: [Mutation], clientID: String, userID: Int64, connection: PostgresConnection, logger: Logger
-    ) async throws -> (stored: [Int64: MutationResult], records: [RecordKey: ServerRecord]) {
+    ) async throws -> (
+        stored: [Int64: (MutationResult, String?)], records: [RecordKey: ServerRecord], lastMutationID: Int64?
+    ) {
         let rows = try await connection.query(
             """
-            SELECT mutation_id, result, NULL, NULL, NULL, NULL::int8, NULL::int8, NULL
+            SELECT 'r', mutation_id, result, fingerprint, NULL, NULL::int8, NULL::int8, NULL
             FROM amber_sync_mutation_results
             WHERE user_id = \(userID) AND client_id = \(clientID) AND mutation_id = ANY(\(mutations.map(\.mutationID))::int8[])
             UNION ALL
-            SELECT NULL, NULL, collection, id, value, version, created_version, field_versions
+            SELECT 'm', max(mutation_id), NULL, NULL, NULL, NULL::int8, NULL::int8, NULL
+            FROM amber_sync_mutation_results
+            WHERE user_id = \(userID) AND client_id = \(clientID)
+            UNION ALL
+            SELECT 'c', NULL, collection, id, value, version, created_version, field_versions
             FROM amber_sync_records
             WHERE user_id = \(userID)
               AND (collection, id) IN (SELECT * FROM unnest(\(mutations.map(\.collection))::text[], \(mutations.map(\.id))::text[]))
             """,
             logger: logger
         )
-        var stored: [Int64: MutationResult] = [:]
+        var stored: [Int64: (MutationResult, String?)] = [:]
         var records: [RecordKey: ServerRecord] = [:]
-        for try await row in rows.decode((Int64?, String?, String?, String?, String?, Int64?, Int64?, String?).self) {
-            let (mutationID, result, collection, id, value, version, createdVersion, fieldVersions) = row
-            if let mutationID, let result {
-                stored[mutationID] = try JSONText.decode(MutationResult.self, from: result)
-            } else if let collection, let id, let version, let createdVersion, let fieldVersions {
+        var lastMutationID: Int64?
+        for try await row in rows.decode((String, Int64?, String?, String?, String?, Int64?, Int64?, String?).self) {
+            switch row {
+            case ("r", let mutationID?, let result?, let fingerprint, _, _, _, _):
+                stored[mutationID] = (try JSONText.decode(MutationResult.self, from: result), fingerprint)
+            case ("m", let mutationID, _, _, _, _, _, _):
+                lastMutationID = mutationID
+            case ("c", _, let collection?, let id?, let value, let version?, let createdVersion?, let fieldVersions?):
                 records[RecordKey(collection: collection, id: id)] = ServerRecord(
                     value: try value.map { try JSONText.decode(JSONObject.self, from: $0) },
                     version: version,
                     createdVersion: createdVersion,
                     fieldVersions: try JSONText.decode([String: Int64].self, from: fieldVersions)
                 )
+            default:
+                continue
             }
         }
-        return (stored, records)
+        return (stored, records, lastMutationID)
     }
 
     /// In one statement: the records' new states, the answers given (so a re-sent mutation gets
     /// the same one), the user's counter, and the forgetting of answers the client already got
     /// (those of mutations below `smallestID`: it sends a batch only after the previous was answered).
     private static func write(
-        records: [(key: RecordKey, record: ServerRecord)], results: [(mutationID: Int64, result: MutationResult)],
-        version: Int64, forgettingResultsBelow smallestID: Int64, clientID: String, userID: Int64,
+        records: [(key: RecordKey, record: ServerRecord)],
+        results: [(mutationID: Int64, result: MutationResult, fingerprint: String)],
+        version: Int64, historyTag: String?, forgettingResultsBelow smallestID: Int64, clientID: String, userID: Int64,
         connection: PostgresConnection, logger: Logger
     ) async throws {
         let values = try records.map { try $0.record.value.map(JSONText.encode) ?? "" }
@@ -139,9 +158,14 @@ extension PostgresSyncDatabase {
                     field_versions = excluded.field_versions,
                     changed_at = excluded.changed_at
             ), stored_results AS (
-                INSERT INTO amber_sync_mutation_results (user_id, client_id, mutation_id, result)
-                SELECT \(userID), \(clientID), m, r
-                FROM unnest(\(results.map(\.mutationID))::int8[], \(resultTexts)::text[]) AS t(m, r)
+                INSERT INTO amber_sync_mutation_results (user_id, client_id, mutation_id, result, fingerprint)
+                SELECT \(userID), \(clientID), m, r, f
+                FROM unnest(
+                    \(results.map(\.mutationID))::int8[], \(resultTexts)::text[], \(results.map(\.fingerprint))::text[]
+                ) AS t(m, r, f)
+            ), stored_history AS (
+                INSERT INTO amber_sync_history (user_id, version, tag)
+                SELECT \(userID), \(version), \(historyTag) WHERE \(historyTag)::text IS NOT NULL
             )
             UPDATE amber_sync_users SET version = \(version) WHERE id = \(userID) AND version <> \(version)
             """,

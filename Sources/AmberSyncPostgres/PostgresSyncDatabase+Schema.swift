@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     /// Each schema version's migration; index 0 brings an empty database to version 1.
     private static let migrations: [String] = [
@@ -56,7 +56,29 @@ extension PostgresSyncDatabase {
             result text NOT NULL,
             PRIMARY KEY (user_id, client_id, mutation_id)
         );
+        """,
         """
+        -- The database's identity, sent with every answer: a client that sees it change knows
+        -- the database was replaced.
+        CREATE TABLE amber_sync_database (id text NOT NULL);
+        INSERT INTO amber_sync_database (id) VALUES (replace(gen_random_uuid()::text, '-', ''));
+
+        -- What each answered mutation was, so that a different mutation under the same
+        -- (client id, mutation id) is refused instead of answered as a retry.
+        ALTER TABLE amber_sync_mutation_results ADD COLUMN fingerprint text;
+
+        -- One row per push that changed records: its last version and a random tag. A cursor's
+        -- tag is that of the first row at or after it; a client sends it back with its cursor, so
+        -- a history replaced by a restored backup is told apart.
+        CREATE TABLE amber_sync_history (
+            user_id bigint NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+            version bigint NOT NULL,
+            tag text NOT NULL,
+            PRIMARY KEY (user_id, version)
+        );
+        INSERT INTO amber_sync_history (user_id, version, tag)
+            SELECT id, version, substr(md5(random()::text), 1, 16) FROM amber_sync_users WHERE version > 0;
+        """,
     ]
 
     /// A number no other program is expected to use for `pg_advisory_xact_lock`: migrations of

@@ -36,6 +36,8 @@ public final class PostgresSyncDatabase: SyncDatabase {
     let client: PostgresClient
     let logger: Logger
     let notifications: PostgresChangeNotifications
+    /// `databaseID()`, once read.
+    let identity = Protected<String?>(nil)
     private let running: Task<Void, Never>
 
     /// Connects to the PostgreSQL database at `url`, creates or upgrades its tables, and starts

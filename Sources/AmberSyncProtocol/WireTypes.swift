@@ -215,12 +215,17 @@ public struct PullResponse: Sendable, Equatable, Codable {
     public var cursor: Int64
     /// Whether more changes wait after these (pull again at once).
     public var hasMore: Bool
+    /// Names the server's history at ``cursor``: pass it back as `cursorTag` with that cursor, so
+    /// the server can tell a cursor of its own history from one it no longer has (a database
+    /// restored from a backup). `nil` for cursor 0.
+    public var cursorTag: String?
 
     /// Creates a value with these members.
-    public init(changes: [RecordChange], cursor: Int64, hasMore: Bool) {
+    public init(changes: [RecordChange], cursor: Int64, hasMore: Bool, cursorTag: String? = nil) {
         self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore
+        self.cursorTag = cursorTag
     }
 }
 
@@ -264,18 +269,44 @@ public struct RecordChange: Sendable, Equatable, Codable {
     }
 }
 
-/// The body of every error response: `{"error": "..."}`, plus `"reset": true` on `410`.
+/// The body of every error response: `{"error": "..."}`, plus `"reset": true` on `410` and a
+/// ``code`` where a client is expected to act on the error.
 public struct ErrorResponse: Sendable, Equatable, Codable {
     /// One readable sentence.
     public var error: String
-    /// Set on `410 Gone`: the cursor is older than the server remembers; pull again from 0.
+    /// Set on `410 Gone`: the cursor is not one the server can continue from; pull again from 0.
     public var reset: Bool?
+    /// What a client should do, for the errors it is expected to recover from by itself:
+    /// see ``SyncErrorCode``.
+    public var code: String?
 
     /// Creates a value with these members.
-    public init(error: String, reset: Bool? = nil) {
+    public init(error: String, reset: Bool? = nil, code: String? = nil) {
         self.error = error
         self.reset = reset
+        self.code = code
     }
+}
+
+/// The `code` of the error answers a client recovers from by itself.
+public enum SyncErrorCode {
+    /// `410`: the server forgot deletions newer than the cursor. Pull again from 0, keep pending
+    /// changes, and remove the local records the server no longer lists.
+    public static let cursorExpired = "cursor_expired"
+    /// `410`: the server's history does not hold the cursor (its database was restored from a
+    /// backup, or replaced). Pull again from 0, keep pending changes, and push back every local
+    /// record the server no longer lists.
+    public static let historyChanged = "history_changed"
+    /// `409`: another client already used this client id for a different mutation with the same
+    /// id (a copied device). Nothing was applied: take a new client id and push again.
+    public static let clientIDReused = "client_id_reused"
+}
+
+/// HTTP headers of the protocol.
+public enum SyncHeader {
+    /// `Amber-Database-ID`: names the server's database on every answer. A client that sees it
+    /// change resets as for ``SyncErrorCode/historyChanged``: the database was replaced.
+    public static let databaseID = "Amber-Database-ID"
 }
 
 /// `GET /v1/health`.

@@ -78,6 +78,23 @@ public protocol SyncDatabase: Sendable {
     ///   0 but older than deletions that ``prune(deletionsOlderThan:)`` forgot.
     func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse
 
+    /// The database's identity: a random name made when its tables were created, sent with every
+    /// answer (header `Amber-Database-ID`) so that clients notice a replaced database.
+    func databaseID() async throws -> String
+
+    /// The tag of the user's history at `version`: that of the push that made the version (the
+    /// first push whose last version is at or after it).
+    ///
+    /// Each push that changes records gets a random tag. A database restored from a backup hands
+    /// out the same versions again under other tags, so a client's cursor and the tag it got
+    /// with it tell whether the server still has the history the client followed.
+    ///
+    /// - Parameters:
+    ///   - user: The user whose history to read.
+    ///   - version: A version above 0.
+    /// - Returns: The tag, or `nil` when the user's history does not reach `version`.
+    func historyTag(for user: SyncUser, at version: Int64) async throws -> String?
+
     /// Forgets deleted records whose deletion is older than `date`.
     ///
     /// Clients whose cursor is older than a forgotten deletion must pull again from 0.

@@ -1,3 +1,5 @@
+import AmberSyncProtocol
+
 /// An error of the sync server library: bad input, an unknown user, or a database it cannot use.
 ///
 /// The HTTP layer answers each with its status (``httpStatusCode``) and ``description`` as the
@@ -11,6 +13,12 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     case unauthorized
     /// A pull whose cursor is older than the deletions the server still remembers.
     case cursorExpired(cursor: Int64, prunedThrough: Int64)
+    /// A pull whose cursor is not in the server's history: the database was restored from a
+    /// backup or replaced since the client got it.
+    case historyChanged(cursor: Int64)
+    /// A push that reuses a mutation id of its client id for a different mutation: two devices
+    /// share one client id (one was copied from the other). Nothing was applied.
+    case clientIDReused(clientID: String, mutationID: Int64)
     /// `user add` of a name that is taken.
     case userExists(String)
     /// A user name that is empty, too long, or holds control characters.
@@ -32,7 +40,8 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidRequest, .invalidUserName: 400
         case .bodyTooLarge: 413
         case .unauthorized: 401
-        case .cursorExpired: 410
+        case .cursorExpired, .historyChanged: 410
+        case .clientIDReused: 409
         case .userExists: 409
         case .unknownUser: 404
         case .schemaTooNew, .notASyncDatabase, .invalidDatabaseURL: 500
@@ -51,6 +60,10 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
             "A valid bearer token is required: send `Authorization: Bearer TOKEN` with a token from `amber-sync user add` or `amber-sync token add`."
         case .cursorExpired(let cursor, let prunedThrough):
             "The cursor \(cursor) is older than the deletions this server still remembers (pruned through version \(prunedThrough)); pull again from cursor 0."
+        case .historyChanged(let cursor):
+            "The cursor \(cursor) is not in this server's history (its database was restored from a backup or replaced); pull again from cursor 0 and push back what the server lacks."
+        case .clientIDReused(let clientID, let mutationID):
+            "The client id \(clientID) already sent a different mutation \(mutationID): another device uses the same client id. Nothing was applied; take a new client id and push again."
         case .userExists(let name):
             "A user named \"\(name)\" already exists."
         case .invalidUserName(let name):
@@ -70,10 +83,19 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension SyncServerError {
-    /// Whether this is ``cursorExpired(cursor:prunedThrough:)``, answered with `"reset": true`.
-    var isCursorExpired: Bool {
-        if case .cursorExpired = self { return true }
-        return false
+    /// The `code` of the answer, for errors a client recovers from by itself (`SyncErrorCode`).
+    var code: String? {
+        switch self {
+        case .cursorExpired: SyncErrorCode.cursorExpired
+        case .historyChanged: SyncErrorCode.historyChanged
+        case .clientIDReused: SyncErrorCode.clientIDReused
+        default: nil
+        }
+    }
+
+    /// Whether the answer tells the client to pull again from 0 (`"reset": true`).
+    var isReset: Bool {
+        httpStatusCode == 410
     }
 
     /// Whether the error is about the request or the command (a `4xx`), not a failure of the database.

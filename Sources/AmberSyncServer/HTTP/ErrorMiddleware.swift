@@ -17,7 +17,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as SyncServerError {
             var response = try Response.json(
-                ErrorResponse(error: error.description, reset: error.isCursorExpired ? true : nil),
+                ErrorResponse(error: error.description, reset: error.isReset ? true : nil, code: error.code),
                 status: HTTPResponse.Status(code: error.httpStatusCode)
             )
             if error == .unauthorized {

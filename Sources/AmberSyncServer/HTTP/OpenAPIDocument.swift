@@ -10,7 +10,7 @@ extension SyncServer {
             "title": "Amber sync wire protocol",
             "version": "1",
             "summary": "JSON over HTTP: a client pushes its local changes and pulls everyone else's.",
-            "description": "The contract between an `amber-sync` server and its clients; `PROTOCOL.md` explains it in prose and describes Amber's own client. Bodies are UTF-8 JSON (RFC 8259, strictly: no trailing commas, no comments, nesting at most 256 deep) and answers carry `Content-Type: application/json`, `/metrics` excepted. Each user's records are a separate namespace: no request of one user can read, change or learn about another user's records. A record is named by its collection and its id, and its value is a JSON object. Every change the server applies to a user's records gets that user's next version (an integer that only increases); a record's version is the version of its last change.\n\nEvery error is answered `{\"error\": \"<one readable sentence>\"}`, and bad input never changes data. Besides the answers listed per operation: an unknown path is answered `404`, a known path with another method `405` with an `Allow` header, and a request that is not valid HTTP `400`, all with that error body. Answers may gain members in later versions of the server: clients ignore members they do not know.\n\nSome rules of a push cannot be written as JSON Schema and are stated in the descriptions: `mutationID`s increase within a request, and `clientID` and `id` are counted in bytes of UTF-8.",
+            "description": "The contract between an `amber-sync` server and its clients; `PROTOCOL.md` explains it in prose and describes Amber's own client. Bodies are UTF-8 JSON (RFC 8259, strictly: no trailing commas, no comments, nesting at most 256 deep) and answers carry `Content-Type: application/json`, `/metrics` excepted. Each user's records are a separate namespace: no request of one user can read, change or learn about another user's records. A record is named by its collection and its id, and its value is a JSON object. Every change the server applies to a user's records gets that user's next version (an integer that only increases); a record's version is the version of its last change.\n\nEvery answer but a `500` or `503` carries the header `Amber-Database-ID`, which names the server's database (see the header's description). Every error is answered `{\"error\": \"<one readable sentence>\"}`, and bad input never changes data. Besides the answers listed per operation: an unknown path is answered `404`, a known path with another method `405` with an `Allow` header, and a request that is not valid HTTP `400`, all with that error body. Answers may gain members in later versions of the server: clients ignore members they do not know.\n\nSome rules of a push cannot be written as JSON Schema and are stated in the descriptions: `mutationID`s increase within a request, and `clientID` and `id` are counted in bytes of UTF-8.",
             "license": {
               "name": "MIT",
               "identifier": "MIT"
@@ -42,6 +42,11 @@ extension SyncServer {
                           "$ref": "#/components/schemas/Health"
                         }
                       }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
                     }
                   },
                   "500": {
@@ -57,7 +62,7 @@ extension SyncServer {
               "post": {
                 "operationId": "push",
                 "summary": "Send a client's local changes, in the order they were made",
-                "description": "For each mutation in order, all of one request in one transaction:\n\n1. **Already processed.** A mutation whose `(clientID, mutationID)` the server has answered before is not applied again; the server answers exactly as the first time. Re-send an unanswered request unchanged after a lost answer or a crash. The server may forget the answers of a client's mutations below the smallest `mutationID` of its latest request: send a new request only after the previous one was answered.\n2. **Applies** when `baseVersion` equals the record's current version, `null` matching a record the server does not have or has deleted. Without `fields`, `value` replaces the record whole. With `fields`, only those keys are written: taken from `value`, or removed when `value` lacks them; every other key keeps the server's content. When the server has no live record, an applied mutation stores `value` whole.\n3. **Merges on the server** when `fields` is given, `baseVersion` is older than the record's version, none of the listed fields changed on the server after `baseVersion`, and the record was not deleted and re-created since: it applies as in 2. A deletion (`value: null`) applies only on the exact version.\n4. Otherwise it is a **conflict** and changes nothing.\n\nEach applied mutation gets its own new version; a conflict gets none.",
+                "description": "For each mutation in order, all of one request in one transaction:\n\n1. **Already processed.** A mutation whose `(clientID, mutationID)` the server has answered before is not applied again; the server answers exactly as the first time. Re-send an unanswered request unchanged after a lost answer or a crash. The server may forget the answers of a client's mutations below the smallest `mutationID` of its latest request: send a new request only after the previous one was answered. A *different* mutation under an answered `(clientID, mutationID)`, or a `mutationID` not above the client's last one whose answer was forgotten, is another device using the same client id (a copied phone): the whole request is refused with `409` and code `client_id_reused`, and nothing is applied.\n2. **Applies** when `baseVersion` equals the record's current version, `null` matching a record the server does not have or has deleted. Without `fields`, `value` replaces the record whole. With `fields`, only those keys are written: taken from `value`, or removed when `value` lacks them; every other key keeps the server's content. When the server has no live record, an applied mutation stores `value` whole.\n3. **Merges on the server** when `fields` is given, `baseVersion` is older than the record's version, none of the listed fields changed on the server after `baseVersion`, and the record was not deleted and re-created since: it applies as in 2. A deletion (`value: null`) applies only on the exact version.\n4. Otherwise it is a **conflict** and changes nothing.\n\nEach applied mutation gets its own new version; a conflict gets none.",
                 "requestBody": {
                   "required": true,
                   "content": {
@@ -141,6 +146,11 @@ extension SyncServer {
                           ]
                         }
                       }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
                     }
                   },
                   "400": {
@@ -150,12 +160,17 @@ extension SyncServer {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "409": {
-                    "description": "A mutation reuses a `(clientID, mutationID)` the server already answered for a different mutation: two installations share one client id. Nothing of the request was applied; the client picks a new client id and pushes its pending changes again.",
+                    "description": "A mutation reuses a `(clientID, mutationID)` for a different mutation, or a forgotten `mutationID`: another device uses the same client id. Nothing of the request was applied; the client takes a new client id and pushes its pending changes again.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "$ref": "#/components/schemas/ClientIDReused"
                         }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
                       }
                     }
                   },
@@ -166,6 +181,11 @@ extension SyncServer {
                         "schema": {
                           "$ref": "#/components/schemas/Error"
                         }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
                       }
                     }
                   },
@@ -191,13 +211,25 @@ extension SyncServer {
                     "name": "cursor",
                     "in": "query",
                     "required": false,
-                    "description": "The `cursor` of the previous answer; `0` (the default) is the whole data set.",
+                    "description": "The `cursor` of the previous answer, sent with its `cursorTag`; `0` (the default) is the whole data set.",
                     "schema": {
                       "type": "integer",
                       "format": "int64",
                       "minimum": 0,
                       "maximum": 9223372036854775807,
                       "default": 0
+                    }
+                  },
+                  {
+                    "name": "cursorTag",
+                    "in": "query",
+                    "required": false,
+                    "description": "The `cursorTag` the server answered with `cursor`. It names the server's history at that cursor, so the server can tell a cursor of its own history from one of a history it no longer has (its database was restored from an older backup, which hands out the same versions again). Without it, only a cursor beyond the user's last version is told apart.",
+                    "schema": {
+                      "type": "string",
+                      "minLength": 1,
+                      "maxLength": 64,
+                      "pattern": "^[!-~]*$"
                     }
                   },
                   {
@@ -248,8 +280,14 @@ extension SyncServer {
                             }
                           ],
                           "cursor": 44,
-                          "hasMore": false
+                          "hasMore": false,
+                          "cursorTag": "9f2c4e1a77b0d3e5"
                         }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
                       }
                     }
                   },
@@ -260,7 +298,7 @@ extension SyncServer {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "410": {
-                    "description": "The cursor is above 0 but older than the deletions the server still remembers (`amber-sync prune --older-than DAYS` forgot older ones). Pull again from cursor 0, keep local pending changes, and remove the local records the server no longer has.",
+                    "description": "Pull again from cursor 0 and keep local pending changes. `cursor_expired`: the cursor is above 0 but older than the deletions the server still remembers (`amber-sync prune --older-than DAYS` forgot older ones); remove the local records the server no longer lists. `history_changed`: the cursor is not in the server's history (beyond the user's last version, or sent with another tag): the server's database was restored from a backup or replaced; push back every local record the server no longer lists.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -268,8 +306,14 @@ extension SyncServer {
                         },
                         "example": {
                           "error": "The cursor 12 is older than the deletions this server still remembers (pruned through version 30); pull again from cursor 0.",
-                          "reset": true
+                          "reset": true,
+                          "code": "cursor_expired"
                         }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
                       }
                     }
                   },
@@ -304,6 +348,11 @@ extension SyncServer {
                           ]
                         }
                       }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
                     }
                   },
                   "500": {
@@ -326,6 +375,11 @@ extension SyncServer {
                         "schema": {
                           "type": "string"
                         }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
                       }
                     }
                   },
@@ -351,6 +405,14 @@ extension SyncServer {
                   "type": "integer",
                   "minimum": 0
                 }
+              },
+              "DatabaseID": {
+                "description": "Names the server's database: a random name made when it was created. A client remembers it; when it changes, the database behind the server was replaced, and the client resets as for `history_changed` (pull from 0, keep pending changes, push back what the server lacks).",
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "minLength": 1
+                }
               }
             },
             "responses": {
@@ -361,6 +423,11 @@ extension SyncServer {
                     "schema": {
                       "$ref": "#/components/schemas/Error"
                     }
+                  }
+                },
+                "headers": {
+                  "Amber-Database-ID": {
+                    "$ref": "#/components/headers/DatabaseID"
                   }
                 }
               },
@@ -381,6 +448,9 @@ extension SyncServer {
                       "type": "string",
                       "const": "Bearer"
                     }
+                  },
+                  "Amber-Database-ID": {
+                    "$ref": "#/components/headers/DatabaseID"
                   }
                 }
               },
@@ -396,6 +466,9 @@ extension SyncServer {
                 "headers": {
                   "Retry-After": {
                     "$ref": "#/components/headers/RetryAfter"
+                  },
+                  "Amber-Database-ID": {
+                    "$ref": "#/components/headers/DatabaseID"
                   }
                 }
               },
@@ -435,6 +508,10 @@ extension SyncServer {
                   "error": {
                     "type": "string",
                     "description": "One readable sentence."
+                  },
+                  "code": {
+                    "type": "string",
+                    "description": "Present on the errors a client is expected to recover from by itself: `cursor_expired` and `history_changed` (`410`), `client_id_reused` (`409`)."
                   }
                 }
               },
@@ -446,12 +523,19 @@ extension SyncServer {
                   {
                     "type": "object",
                     "required": [
-                      "reset"
+                      "reset",
+                      "code"
                     ],
                     "properties": {
                       "reset": {
                         "const": true,
                         "description": "Pull again from cursor 0."
+                      },
+                      "code": {
+                        "enum": [
+                          "cursor_expired",
+                          "history_changed"
+                        ]
                       }
                     }
                   }
@@ -677,6 +761,13 @@ extension SyncServer {
                   "hasMore": {
                     "type": "boolean",
                     "description": "Whether more changes follow: pull again at once."
+                  },
+                  "cursorTag": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 64,
+                    "pattern": "^[!-~]*$",
+                    "description": "Names the server's history at `cursor`: send it back as `cursorTag` with that cursor. Absent for cursor 0."
                   }
                 }
               },
@@ -715,6 +806,24 @@ extension SyncServer {
                     "description": "The record's value, `null` once deleted."
                   }
                 }
+              },
+              "ClientIDReused": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/Error"
+                  },
+                  {
+                    "type": "object",
+                    "required": [
+                      "code"
+                    ],
+                    "properties": {
+                      "code": {
+                        "const": "client_id_reused"
+                      }
+                    }
+                  }
+                ]
               }
             }
           }

@@ -2,9 +2,10 @@ import AmberSyncProtocol
 import Hummingbird
 
 /// The query of `GET /v1/pull`: `cursor` (default 0), `limit` (default and cap 1,000) and
-/// `wait` (seconds, default 0, cap 60).
+/// `wait` (seconds, default 0, cap 60), and `cursorTag`, the tag the client got with its cursor.
 struct PullQuery: Equatable {
     var cursor: Int64 = 0
+    var cursorTag: String?
     var limit = SyncLimits.defaultPullLimit
     var wait = 0
 
@@ -12,6 +13,14 @@ struct PullQuery: Equatable {
     init(_ parameters: Parameters) throws {
         if let cursor = try Self.integer("cursor", in: parameters) {
             self.cursor = cursor
+        }
+        if let tag = parameters.get("cursorTag") {
+            guard (1...64).contains(tag.utf8.count), tag.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw SyncServerError.invalidRequest(
+                    "The query parameter `cursorTag` must be 1 to 64 printable ASCII characters, as a pull answered it."
+                )
+            }
+            cursorTag = tag
         }
         if let limit = try Self.integer("limit", in: parameters) {
             guard limit >= 1 else {

@@ -9,6 +9,7 @@ extension SyncServer {
         let router = Router(context: SyncRequestContext.self)
         let allowedMethods = AllowedMethods()
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+        router.add(middleware: DatabaseIdentityMiddleware(database: database))
         router.add(middleware: ErrorMiddleware(logger: logger, allowedMethods: allowedMethods))
         router.get("/v1/health") { _, _ in
             try Response.json(HealthResponse())
@@ -58,6 +59,7 @@ extension SyncServer {
 
     private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime) async throws -> Response {
         let query = try PullQuery(request.uri.queryParameters)
+        try await checkHistory(of: query, for: user)
         let notifier = database.changeNotifier
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(query.wait)
@@ -70,7 +72,11 @@ extension SyncServer {
             let (database, metrics) = (database, metrics)
             let answer = try await pullCoalescer.answer(for: key) {
                 try await metrics.database(.pull) {
-                    try await database.pull(for: user, after: query.cursor, limit: query.limit)
+                    var page = try await database.pull(for: user, after: query.cursor, limit: query.limit)
+                    if page.cursor > 0 {
+                        page.cursorTag = try await database.historyTag(for: user, at: page.cursor)
+                    }
+                    return page
                 }
             }
             let remaining = clock.now.duration(to: deadline)
@@ -87,6 +93,19 @@ extension SyncServer {
             guard woken else {
                 return answer.httpResponse
             }
+        }
+    }
+
+    /// Refuses a cursor that is not in the server's history: beyond the user's last version, or
+    /// sent with a tag the server did not give for it (the database was restored from a backup).
+    private func checkHistory(of query: PullQuery, for user: SyncUser) async throws {
+        guard query.cursor > 0 else { return }
+        let (database, metrics) = (database, metrics)
+        let tag = try await metrics.database(.pull) {
+            try await database.historyTag(for: user, at: query.cursor)
+        }
+        guard let tag, query.cursorTag.map({ $0 == tag }) ?? true else {
+            throw SyncServerError.historyChanged(cursor: query.cursor)
         }
     }
 }

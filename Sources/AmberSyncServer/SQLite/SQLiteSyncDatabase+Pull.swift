@@ -41,6 +41,26 @@ extension SQLiteSyncDatabase {
         }
     }
 
+    /// The database's identity, made when its tables were created.
+    public func databaseID() async throws -> String {
+        if let known = identity.withLock({ $0 }) { return known }
+        let id = try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT id FROM amber_sync_database") ?? ""
+        }
+        identity.withLock { $0 = id }
+        return id
+    }
+
+    /// The tag of the push that made `version`, or `nil` when the user's history does not reach it.
+    public func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT tag FROM history WHERE user_id = ? AND version >= ? ORDER BY version LIMIT 1"),
+                arguments: [user.id, version])
+        }
+    }
+
     /// Forgets deleted records whose deletion is older than `date`, and remembers, per user, the
     /// newest version it forgot so that older cursors are told to pull again from 0.
     ///

@@ -15,27 +15,37 @@ extension SQLiteSyncDatabase {
         try PushValidation.validate(mutations, clientID: clientID)
         guard let smallestID = mutations.first?.mutationID else { return [] }
         let now = Date().timeIntervalSince1970
+        let fingerprints = mutations.map(MutationFingerprint.of)
+        let tag = HistoryTag.random()
         return try await pool.write { db in
             guard
                 var version = try Int64.fetchOne(
                     db, sql: "SELECT version FROM users WHERE id = ?", arguments: [user.id])
             else { throw SyncServerError.unauthorized }
+            let startVersion = version
+            // The last mutation id this client sent, to tell a retry from another device's mutation.
+            let lastMutationID = try Int64.fetchOne(
+                db, sql: "SELECT MAX(mutation_id) FROM mutation_results WHERE user_id = ? AND client_id = ?",
+                arguments: [user.id, clientID])
             // The client got the answers to its earlier batches before sending this one.
             try db.execute(
                 sql: "DELETE FROM mutation_results WHERE user_id = ? AND client_id = ? AND mutation_id < ?",
                 arguments: [user.id, clientID, smallestID]
             )
+            let storedResult = try db.cachedStatement(
+                sql: """
+                    SELECT result, fingerprint FROM mutation_results
+                    WHERE user_id = ? AND client_id = ? AND mutation_id = ?
+                    """)
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
-            for mutation in mutations {
-                if let stored = try String.fetchOne(
-                    db,
-                    sql: "SELECT result FROM mutation_results WHERE user_id = ? AND client_id = ? AND mutation_id = ?",
-                    arguments: [user.id, clientID, mutation.mutationID]
-                ) {
-                    results.append(try JSONText.decode(MutationResult.self, from: stored))
+            for (mutation, fingerprint) in zip(mutations, fingerprints) {
+                if let row = try Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID]) {
+                    try MutationFingerprint.check(row[1], against: fingerprint, of: mutation, clientID: clientID)
+                    results.append(try JSONText.decode(MutationResult.self, from: row[0]))
                     continue
                 }
+                try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: clientID)
                 let current = try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
                 let outcome = MutationResolver.resolve(mutation, against: current, newVersion: version + 1)
                 if case .applied(let record, _) = outcome {
@@ -44,12 +54,22 @@ extension SQLiteSyncDatabase {
                         record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
                 }
                 try db.execute(
-                    sql: "INSERT INTO mutation_results (user_id, client_id, mutation_id, result) VALUES (?, ?, ?, ?)",
-                    arguments: [user.id, clientID, mutation.mutationID, try JSONText.encode(outcome.result)]
+                    sql: """
+                        INSERT INTO mutation_results (user_id, client_id, mutation_id, result, fingerprint)
+                        VALUES (?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        user.id, clientID, mutation.mutationID, try JSONText.encode(outcome.result), fingerprint,
+                    ]
                 )
                 results.append(outcome.result)
             }
-            try db.execute(sql: "UPDATE users SET version = ? WHERE id = ?", arguments: [version, user.id])
+            if version != startVersion {
+                try db.execute(sql: "UPDATE users SET version = ? WHERE id = ?", arguments: [version, user.id])
+                try db.execute(
+                    sql: "INSERT INTO history (user_id, version, tag) VALUES (?, ?, ?)",
+                    arguments: [user.id, version, tag])
+            }
             return results
         }
     }

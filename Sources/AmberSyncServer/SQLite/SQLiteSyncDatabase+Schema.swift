@@ -2,7 +2,7 @@ import GRDB
 
 extension SQLiteSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     /// Each schema version's migration; index 0 brings an empty file to version 1.
     private static let migrations: [@Sendable (Database) throws -> Void] = [
@@ -56,7 +56,33 @@ extension SQLiteSyncDatabase {
                     ) WITHOUT ROWID;
                     """
             )
-        }
+        },
+        { db in
+            try db.execute(
+                sql: """
+                    -- The database's identity, sent with every answer: a client that sees it change
+                    -- knows the database was replaced.
+                    CREATE TABLE amber_sync_database (id TEXT NOT NULL);
+                    INSERT INTO amber_sync_database (id) VALUES (lower(hex(randomblob(16))));
+
+                    -- What each answered mutation was, so that a different mutation under the same
+                    -- (client id, mutation id) is refused instead of answered as a retry.
+                    ALTER TABLE mutation_results ADD COLUMN fingerprint TEXT;
+
+                    -- One row per push that changed records: its last version and a random tag. A
+                    -- cursor's tag is that of the first row at or after it; a client sends it back
+                    -- with its cursor, so a history replaced by a restored backup is told apart.
+                    CREATE TABLE history (
+                        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        version INTEGER NOT NULL,
+                        tag TEXT NOT NULL,
+                        PRIMARY KEY (user_id, version)
+                    ) WITHOUT ROWID;
+                    INSERT INTO history (user_id, version, tag)
+                        SELECT id, version, lower(hex(randomblob(8))) FROM users WHERE version > 0;
+                    """
+            )
+        },
     ]
 
     /// Runs the migrations the file lacks, inside the caller's transaction.

@@ -22,6 +22,8 @@ public final class SQLiteSyncDatabase: SyncDatabase {
     /// Wakes pulls waiting for a user's changes, pushed through this process or another one on the same file.
     public let changeNotifier = ChangeNotifier()
     let pool: DatabasePool
+    /// ``databaseID()``, once read.
+    let identity = Protected<String?>(nil)
     private let externalCommits: ExternalCommitWatcher
 
     /// Opens the database at `path`, creating it when missing, and brings its schema up to date.

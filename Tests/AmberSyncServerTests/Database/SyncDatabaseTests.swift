@@ -65,6 +65,7 @@ import Testing
                 #expect(response.status == .gone)
                 let error = try response.errorBody()
                 #expect(error.reset == true)
+                #expect(error.code == SyncErrorCode.cursorExpired)
             }
             let fromZero = try await harness.pull(token: token, cursor: 0)
             #expect(fromZero.changes.map(\.id) == ["kept"])
@@ -72,6 +73,8 @@ import Testing
 
             // Another user's cursor is not affected.
             let bob = try await harness.addUser("bob")
+            _ = try await harness.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "b", baseVersion: nil, value: [:])], token: bob)
             #expect(try await harness.send(.get, "/v1/pull?cursor=1", token: bob).status == .ok)
         }
     }

@@ -271,10 +271,11 @@ import Testing
                 #expect(response.status == .badRequest, "\(query)")
                 _ = try response.errorBody()
             }
-            // Large values are capped, not refused.
-            #expect(
-                try await harness.send(.get, "/v1/pull?cursor=9223372036854775807&limit=100000&wait=0", token: token)
-                    .status == .ok)
+            // Large limits are capped, not refused; a cursor beyond the history is told to reset.
+            #expect(try await harness.send(.get, "/v1/pull?cursor=0&limit=100000&wait=0", token: token).status == .ok)
+            let beyond = try await harness.send(.get, "/v1/pull?cursor=9223372036854775807", token: token)
+            #expect(beyond.status == .gone)
+            #expect(try beyond.errorBody().code == SyncErrorCode.historyChanged)
         }
     }
 

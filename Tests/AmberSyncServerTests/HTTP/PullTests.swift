@@ -62,8 +62,10 @@ import Testing
             #expect(try await harness.pull(token: token, cursor: 28).changes.map(\.id) == ["7", "12"])
             let end = try await harness.pull(token: token, cursor: 30)
             #expect(end == PullResponse(changes: [], cursor: 30, hasMore: false))
-            let beyond = try await harness.pull(token: token, cursor: 1_000)
-            #expect(beyond == PullResponse(changes: [], cursor: 1_000, hasMore: false))
+            // A cursor beyond the user's history is one of a history the server no longer has.
+            let beyond = try await harness.send(.get, "/v1/pull?cursor=1000", token: token)
+            #expect(beyond.status == .gone)
+            #expect(try beyond.errorBody().code == SyncErrorCode.historyChanged)
         }
     }
 

@@ -31,6 +31,12 @@ struct FaultyDatabase: SyncDatabase {
     }
 
     func prune(deletionsOlderThan date: Date) async throws -> Int { try await base.prune(deletionsOlderThan: date) }
+
+    func databaseID() async throws -> String { try await base.databaseID() }
+
+    func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
+        try await base.historyTag(for: user, at: version)
+    }
 }
 
 /// An error a database might throw that is not about the request: the disk is full.
@@ -73,4 +79,10 @@ struct CountingDatabase: SyncDatabase {
     }
 
     func prune(deletionsOlderThan date: Date) async throws -> Int { try await base.prune(deletionsOlderThan: date) }
+
+    func databaseID() async throws -> String { try await base.databaseID() }
+
+    func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
+        try await base.historyTag(for: user, at: version)
+    }
 }

@@ -1,0 +1,51 @@
+import AmberSyncProtocol
+import Crypto
+import Foundation
+
+/// What a pushed mutation was, kept with its answer: a retry sends the same mutation again, while
+/// another device that shares the client id (a copied phone) sends a different one under the same id.
+public enum MutationFingerprint {
+    /// The SHA-256 of the mutation's canonical JSON (sorted keys), in lowercase hex.
+    public static func of(_ mutation: Mutation) -> String {
+        let text = (try? JSONText.encode(mutation)) ?? ""
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Checks a mutation whose id was answered before against what was answered.
+    ///
+    /// - Parameters:
+    ///   - stored: The fingerprint kept with the answer; `nil` for answers kept before fingerprints were.
+    ///   - fingerprint: The fingerprint of the mutation sent now.
+    ///   - mutation: The mutation sent now.
+    ///   - clientID: The client id it was sent under.
+    /// - Throws: ``SyncServerError/clientIDReused(clientID:mutationID:)`` when they differ.
+    public static func check(_ stored: String?, against fingerprint: String, of mutation: Mutation, clientID: String)
+        throws
+    {
+        if let stored, stored != fingerprint {
+            throw SyncServerError.clientIDReused(clientID: clientID, mutationID: mutation.mutationID)
+        }
+    }
+
+    /// Checks a mutation whose id has no stored answer: it must be newer than every mutation the
+    /// client sent before, since a client forgets nothing it has not been answered for.
+    ///
+    /// - Parameters:
+    ///   - mutation: The mutation sent now.
+    ///   - lastMutationID: The highest mutation id answered to this client id, if any.
+    ///   - clientID: The client id it was sent under.
+    /// - Throws: ``SyncServerError/clientIDReused(clientID:mutationID:)`` when it is not newer.
+    public static func checkNew(_ mutation: Mutation, after lastMutationID: Int64?, clientID: String) throws {
+        if let lastMutationID, mutation.mutationID <= lastMutationID {
+            throw SyncServerError.clientIDReused(clientID: clientID, mutationID: mutation.mutationID)
+        }
+    }
+}
+
+/// The random tag of one push in a user's history (see ``SyncDatabase/historyTag(for:at:)``).
+public enum HistoryTag {
+    /// A new tag: 64 random bits in lowercase hex.
+    public static func random() -> String {
+        String(format: "%016llx", UInt64.random(in: .min ... .max))
+    }
+}
