@@ -828,5 +828,6 @@ extension SyncServer {
             }
           }
         }
+
         """##
 }
