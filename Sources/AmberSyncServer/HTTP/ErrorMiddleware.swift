@@ -4,8 +4,11 @@ import Logging
 
 /// Answers every error as `{"error": "<one readable sentence>"}` with `Content-Type: application/json`:
 /// the server's own errors, Hummingbird's (not found, body too large) and unexpected ones (`500`).
+///
+/// A known path asked with another method is answered `405` with `Allow`, not `404`.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
+    let allowedMethods: AllowedMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -25,6 +28,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             return response
         } catch let error as any HTTPResponseError {
+            if error.status == .notFound, let allowed = allowedMethods.methods(for: request.uri.path) {
+                var response = try Response.json(
+                    ErrorResponse(
+                        error:
+                            "\(request.uri.path) does not answer \(request.method); it answers \(allowed.joined(separator: ", "))."
+                    ),
+                    status: .methodNotAllowed
+                )
+                response.headers[.allow] = allowed.joined(separator: ", ")
+                return response
+            }
             return try Response.json(
                 ErrorResponse(error: Self.sentence(for: error, request: request)), status: error.status)
         } catch {
@@ -43,11 +57,33 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error.status {
         case .notFound:
             return
-                "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push and GET /v1/pull, and the server GET /metrics."
+                "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push and GET /v1/pull, described at GET /v1/openapi.json, and the server GET /metrics."
         case .contentTooLarge:
             return "The request body is larger than the server accepts."
         default:
             return "The request failed: \(error.status.code) \(error.status.reasonPhrase)."
         }
+    }
+}
+
+/// The methods each path of the router answers, filled in once its routes are added: what a `405`
+/// lists in `Allow`.
+final class AllowedMethods: Sendable {
+    private let byPath = Protected<[String: [String]]>([:])
+
+    /// Records the routes; each path's methods in the order given.
+    func set(_ routes: [(path: String, method: HTTPRequest.Method)]) {
+        byPath.withLock { byPath in
+            byPath = [:]
+            for route in routes {
+                byPath[route.path, default: []].append(route.method.rawValue)
+            }
+        }
+    }
+
+    /// The methods `path` answers, or `nil` for a path no route has.
+    func methods(for path: String) -> [String]? {
+        let path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        return byPath.withLock { $0[path] }
     }
 }

@@ -3,15 +3,21 @@ import Hummingbird
 import ServiceLifecycle
 
 extension SyncServer {
-    /// The routes of protocol v1 and `/metrics`, behind the metrics and error middleware; all but
-    /// health and metrics behind authentication.
+    /// The routes of protocol v1, its OpenAPI document and `/metrics`, behind the metrics and error
+    /// middleware; all but health, the document and metrics behind authentication.
     func makeRouter() -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
+        let allowedMethods = AllowedMethods()
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: DatabaseIdentityMiddleware(database: database))
-        router.add(middleware: ErrorMiddleware(logger: logger))
+        router.add(middleware: ErrorMiddleware(logger: logger, allowedMethods: allowedMethods))
         router.get("/v1/health") { _, _ in
             try Response.json(HealthResponse())
+        }
+        let document = ByteBuffer(string: Self.openAPIDocument)
+        router.get("/v1/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: document))
         }
         let metrics = self.metrics
         router.get("/metrics") { _, _ in
@@ -30,7 +36,13 @@ extension SyncServer {
         authenticated.get("pull") { request, context in
             try await pull(request, user: context.user, heldTime: context.heldTime)
         }
+        allowedMethods.set(router.routes.map { (path: $0.path.description, method: $0.method) })
         return router
+    }
+
+    /// The method and path of every route the server answers, such as `GET /v1/health`.
+    package var routes: [String] {
+        makeRouter().routes.map { "\($0.method) \($0.path)" }
     }
 
     private func push(_ request: Request, user: SyncUser) async throws -> Response {

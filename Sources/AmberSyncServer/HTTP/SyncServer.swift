@@ -74,7 +74,8 @@ public struct SyncServer: Sendable {
     /// a `ServiceGroup` of one's own.
     ///
     /// - Parameter onListening: Called once the server accepts connections, with the port it listens on.
-    /// - Returns: An application serving `GET /v1/health`, `POST /v1/push`, `GET /v1/pull` and `GET /metrics`.
+    /// - Returns: An application serving `GET /v1/health`, `POST /v1/push`, `GET /v1/pull`,
+    ///   `GET /v1/openapi.json` and `GET /metrics`.
     public func makeApplication(
         onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {

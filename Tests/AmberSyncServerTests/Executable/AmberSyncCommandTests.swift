@@ -54,6 +54,10 @@ import Testing
         let health = try await httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/health")!)
         #expect(health.status == 200)
         #expect(try JSONDecoder().decode(HealthResponse.self, from: health.body).status == "ok")
+        // The protocol's document, without a token, as committed.
+        let document = try await httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/openapi.json")!)
+        #expect(document.status == 200)
+        #expect(document.body == (try OpenAPIDocumentTests.committedDocument()))
         #expect(try await httpRequest(URL(string: "http://127.0.0.1:\(port)/v1/pull")!, token: token).status == 200)
 
         // A token added and one revoked by other processes while the server runs take effect at once.
