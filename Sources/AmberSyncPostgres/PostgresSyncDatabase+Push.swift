@@ -21,7 +21,7 @@ extension PostgresSyncDatabase {
         guard let smallestID = mutations.first?.mutationID else { return [] }
         let logger = self.logger
         let notifications = self.notifications
-        let announce: (PostgresConnection, Bool) async -> Void = { connection, applied in
+        let announce: @Sendable (PostgresConnection, Bool) async -> Void = { connection, applied in
             if applied { await notifications.announce(userID: user.id, on: connection) }
         }
         return try await transaction(afterCommit: announce) { connection in

@@ -73,10 +73,9 @@ extension PostgresSyncDatabase {
 
     /// Runs one statement outside a transaction and returns its rows.
     func collect(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        do {
-            return try await client.query(query, logger: logger).collect()
-        } catch {
-            throw Self.describe(error, location: location)
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await connection.query(query, logger: logger).collect()
         }
     }
 }
