@@ -11,6 +11,7 @@ extension PostgresSyncDatabase {
         try SyncUserName.validate(name)
         let token = AccessToken.generate()
         let hash = AccessToken.hash(token)
+        let logger = self.logger
         try await transaction { connection in
             let rows = try await connection.query(
                 "INSERT INTO amber_sync_users (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING RETURNING id",

@@ -179,7 +179,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
     ) async throws -> Result {
         let logger = self.logger
         return try await withConnection { connection in
-            try await connection.withTransaction(logger: logger, body)
+            try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
         }
     }
 
@@ -191,7 +191,9 @@ public final class PostgresSyncDatabase: SyncDatabase {
     ) async throws -> Result {
         let logger = self.logger
         return try await withConnection { connection in
-            let (result, outcome) = try await connection.withTransaction(logger: logger, body)
+            let (result, outcome) = try await connection.withTransaction(logger: logger) { connection in
+                try await body(connection)
+            }
             await afterCommit(connection, outcome)
             return result
         }

@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import Foundation
+import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore

@@ -52,17 +52,20 @@ extension SyncServer {
             return try JSONBody.decode(type, from: body.readableBytesView)
         }
         return try await withCheckedThrowingContinuation { continuation in
-            decodingQueue.async {
+            decodingQueues.randomElement()!.async {
                 continuation.resume(with: Result { try JSONBody.decode(type, from: body.readableBytesView) })
             }
         }
     }
 
-    /// Bodies above this many bytes are decoded on ``decodingQueue``.
+    /// Bodies above this many bytes are decoded on ``decodingQueues``.
     static let largeBody = 64 * 1_024
 
-    /// Where large bodies are decoded, outside the executor that runs every request.
-    static let decodingQueue = DispatchQueue(label: "amber-sync.decoding", attributes: .concurrent)
+    /// Where large bodies are decoded: serial queues, each with a thread of its own. (A concurrent
+    /// queue would share its threads with the executor that runs every request.)
+    static let decodingQueues = (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { index in
+        DispatchQueue(label: "amber-sync.decoding.\(index)")
+    }
 
     private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime) async throws -> Response {
         let query = try PullQuery(request.uri.queryParameters)

@@ -82,11 +82,7 @@ import Testing
             let held = try RawConnection(port: server.port)
             try held.send("GET /v1/pull?wait=3 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
             let start = Date()
-            var received = Data()
-            _ = await eventually(within: 10) {
-                received = held.receiveUntilClosed(timeout: 0.2).data
-                return RawResponse(received) != nil
-            }
+            let received = held.receiveUntilClosed(timeout: 6).data
             #expect(RawResponse(received)?.status == 200)
             #expect(Date().timeIntervalSince(start) >= 2.5)
         }
@@ -101,17 +97,18 @@ import Testing
             #expect(RawResponse(first?.receiveUntilClosed(timeout: 1).data ?? Data())?.status == 200)
             #expect(RawResponse(second.receiveUntilClosed(timeout: 1).data)?.status == 200)
 
-            let third = try RawConnection(port: server.port)
-            try third.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
-            let (data, closed) = third.receiveUntilClosed(timeout: 10)
+            var third: RawConnection? = try RawConnection(port: server.port)
+            try third?.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            let (data, closed) = third?.receiveUntilClosed(timeout: 10) ?? (Data(), false)
             let response = try #require(RawResponse(data))
             #expect(response.status == 503)
             #expect(response.headers["retry-after"] != nil)
             #expect(response.errorSentence?.contains("too many connections") == true)
             #expect(closed)
 
-            // Once one closes, a new connection is served again.
+            // Once two close, a new connection is served again.
             first = nil
+            third = nil
             let served = await eventually(within: 10) {
                 guard let again = try? RawConnection(port: server.port) else { return false }
                 try? again.send("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -243,9 +240,9 @@ import Testing
     @Test func largePushesDoNotHoldUpOtherUsers() async throws {
         try await withServer { server, token, test in
             let bob = try await test.database.addUser(named: "bob")
-            // Two bodies of about 8 MiB: many small fields, which take long to decode.
+            // Two bodies of about 5 MB: many small fields, which take long to decode.
             var value: JSONObject = [:]
-            for index in 0..<120_000 { value["field\(index)"] = .string("0123456789abcdefghijklmnopqrstuv") }
+            for index in 0..<100_000 { value["field\(index)"] = .string("0123456789abcdefghijklmnopqrstuv") }
             let bodies = try (1...2).map { index in
                 try JSONEncoder().encode(
                     PushRequest(
@@ -255,32 +252,40 @@ import Testing
                                 mutationID: 1, collection: "notes", id: "big\(index)", baseVersion: nil, value: value)
                         ]))
             }
-            #expect(bodies[0].count > 6_000_000 && bodies[0].count < SyncLimits.defaultMaximumBody)
-            let longest = try await withThrowingTaskGroup(of: Double.self) { group in
-                for body in bodies {
-                    group.addTask {
-                        let answer = try await httpRequest(
-                            server.url("/v1/push"), method: "POST", token: token, body: body, timeout: 120)
-                        #expect(answer.status == 200)
-                        return 0
-                    }
+            #expect(bodies[0].count > 4_000_000 && bodies[0].count < SyncLimits.defaultMaximumBody)
+            // Raw sockets on threads of their own: the test's own HTTP client must not be what waits.
+            let pushed = Locked<[Int]>([])
+            let group = DispatchGroup()
+            for body in bodies {
+                DispatchQueue.global().async(group: group) {
+                    guard let connection = try? RawConnection(port: server.port) else { return }
+                    try? connection.send(
+                        "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+                    )
+                    try? connection.send(body, timeout: 60)
+                    let status = RawResponse(connection.receiveUntilClosed(timeout: 120).data)?.status ?? 0
+                    pushed.withLock { $0.append(status) }
                 }
-                group.addTask {
-                    try await Task.sleep(for: .milliseconds(300))
-                    var longest = 0.0
-                    for _ in 0..<10 {
-                        let start = Date()
-                        let answer = try await httpRequest(server.url("/v1/pull"), token: bob)
-                        #expect(answer.status == 200)
-                        longest = max(longest, Date().timeIntervalSince(start))
-                        try await Task.sleep(for: .milliseconds(100))
-                    }
-                    return longest
-                }
-                var longest = 0.0
-                for try await seconds in group { longest = max(longest, seconds) }
-                return longest
             }
+            let timings = Locked<[Double]>([])
+            DispatchQueue.global().async(group: group) {
+                Thread.sleep(forTimeInterval: 0.3)
+                for _ in 0..<10 {
+                    let start = Date()
+                    guard let connection = try? RawConnection(port: server.port) else { return }
+                    try? connection.send(
+                        "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(bob)\r\nConnection: close\r\n\r\n")
+                    let status = RawResponse(connection.receiveUntilClosed(timeout: 30).data)?.status ?? 0
+                    timings.withLock { $0.append(status == 200 ? Date().timeIntervalSince(start) : 999) }
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+            }
+            await withCheckedContinuation { continuation in
+                group.notify(queue: .global()) { continuation.resume() }
+            }
+            #expect(pushed.withLock { $0 } == [200, 200])
+            let longest = timings.withLock { $0.max() ?? 999 }
+            print("another user's pull during two large pushes: longest \(longest) s of \(timings.withLock { $0 })")
             // Decoding one body takes seconds of CPU; another user's pull waits for none of it.
             #expect(longest < 1.5, "Bob's pull took \(longest) s")
         }
