@@ -199,34 +199,45 @@ public final class PostgresSyncDatabase: SyncDatabase {
         }
     }
 
-    /// How long a request waits for a connection of the pool before it fails with
-    /// `SyncServerError.databaseUnavailable(location:reason:)`.
+    /// How long a request waits for a connection of the pool, while no other request gets one,
+    /// before it fails with `SyncServerError.databaseUnavailable(location:reason:)`.
     ///
     /// While the database cannot be reached, the pool keeps trying to connect in the background
     /// for a minute or more before it gives up on waiting requests; a request is answered sooner.
     public static let connectionWait = Duration.seconds(5)
 
-    /// Runs `body` with a connection of the pool, waiting at most ``connectionWait`` for one.
+    /// When a request last got a connection of the pool.
+    private let lastLease = Protected(ContinuousClock.now)
+
+    /// Runs `body` with a connection of the pool, waiting for one at most ``connectionWait``
+    /// after the last request that got one.
     func withConnection<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let (client, location, wait) = (client, location, Self.connectionWait)
+        let (client, location, wait, lastLease) = (client, location, Self.connectionWait, lastLease)
+        let unavailable = SyncServerError.databaseUnavailable(
+            location: location, reason: "no connection could be had within \(wait)")
         // Whichever comes first, the connection or the deadline, decides.
         let lease = Protected<Bool?>(nil)
         do {
             return try await withThrowingTaskGroup(of: Result?.self) { group in
                 group.addTask {
                     try await client.withConnection { connection in
-                        guard Self.decide(lease, leased: true) else { throw CancellationError() }
+                        guard Self.decide(lease, leased: true) else { throw unavailable }
+                        lastLease.withLock { $0 = .now }
                         return try await body(connection)
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: wait)
-                    if Self.decide(lease, leased: false) {
-                        throw SyncServerError.databaseUnavailable(
-                            location: location, reason: "no connection could be had within \(wait)")
+                    // While other requests get connections, the pool is busy, not cut off: wait on.
+                    var deadline = ContinuousClock.now + wait
+                    while true {
+                        try await Task.sleep(until: deadline)
+                        let latest = lastLease.withLock { $0 }
+                        guard latest + wait > .now else { break }
+                        deadline = latest + wait
                     }
+                    if Self.decide(lease, leased: false) { throw unavailable }
                     return nil
                 }
                 while let result = try await group.next() {
