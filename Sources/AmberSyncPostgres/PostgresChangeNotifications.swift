@@ -21,7 +21,8 @@ final class PostgresChangeNotifications: Sendable {
     /// The longest payload PostgreSQL takes is 8000 bytes; stay below it.
     static let payloadLimit = 7_000
 
-    private let client: PostgresClient
+    /// The pool of connections of the database now (a new one after an outage).
+    private let client: @Sendable () -> PostgresClient
     private let notifier: ChangeNotifier
     private let logger: Logger
     /// Opens the listening connection, which stays out of the pool so that ``stop()`` can close it
@@ -41,7 +42,7 @@ final class PostgresChangeNotifications: Sendable {
     }
 
     init(
-        client: PostgresClient, notifier: ChangeNotifier, logger: Logger,
+        client: @escaping @Sendable () -> PostgresClient, notifier: ChangeNotifier, logger: Logger,
         connect: @escaping @Sendable () async throws -> PostgresConnection
     ) {
         self.client = client
@@ -198,7 +199,7 @@ final class PostgresChangeNotifications: Sendable {
 
     /// Reads every user's counter; wakes the users whose counter moved since the last reading.
     private func poll(notifyingChanges: Bool) async throws {
-        let rows = try await client.query("SELECT id, version FROM amber_sync_users", logger: logger)
+        let rows = try await client().query("SELECT id, version FROM amber_sync_users", logger: logger)
         var versions: [Int64: Int64] = [:]
         for try await (id, version) in rows.decode((Int64, Int64).self) {
             versions[id] = version

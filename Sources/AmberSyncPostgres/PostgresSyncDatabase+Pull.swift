@@ -7,24 +7,34 @@ extension PostgresSyncDatabase {
     /// The user's changes after `cursor`, in version order, each record once in its latest state.
     ///
     /// One statement reads both the prune horizon and the changes, so a prune running at the same
-    /// moment cannot remove a deletion from the page without the cursor check seeing it.
+    /// moment cannot remove a deletion from the page without the cursor check seeing it. The
+    /// statement sums the values' sizes (without reading them) and sends only the values that
+    /// fit in `maximumBytes`, so the memory a pull takes is bounded by that.
     ///
     /// - Parameters:
     ///   - user: The user whose records to read.
     ///   - cursor: The last version the client has seen; 0 for everything.
     ///   - limit: The most changes to return; values above `SyncLimits.maximumPullLimit` count as it.
+    ///   - maximumBytes: The most bytes of record values to return; the page holds at least one change.
     /// - Returns: The changes, the next cursor and whether more changes follow.
     /// - Throws: `SyncServerError.cursorExpired(cursor:prunedThrough:)` when deletions after
     ///   `cursor` were pruned.
-    public func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+    public func pull(for user: SyncUser, after cursor: Int64, limit: Int, maximumBytes: Int) async throws
+        -> PullResponse
+    {
         let limit = min(max(limit, 1), SyncLimits.maximumPullLimit)
         let rows = try await collect(
             """
-            SELECT u.pruned_version, r.collection, r.id, r.version, r.value
+            SELECT u.pruned_version, r.collection, r.id, r.version, CASE WHEN r.fits THEN r.value END, r.fits
             FROM amber_sync_users u
             LEFT JOIN LATERAL (
-                SELECT collection, id, version, value FROM amber_sync_records
-                WHERE user_id = u.id AND version > \(cursor) ORDER BY version LIMIT \(limit + 1)
+                SELECT collection, id, version, value,
+                    row_number() OVER w = 1
+                        OR sum(coalesce(octet_length(value), 0)) OVER w <= \(Int64(maximumBytes)) AS fits
+                FROM amber_sync_records
+                WHERE user_id = u.id AND version > \(cursor)
+                WINDOW w AS (ORDER BY version ROWS UNBOUNDED PRECEDING)
+                ORDER BY version LIMIT \(limit + 1)
             ) r ON true
             WHERE u.id = \(user.id)
             ORDER BY r.version
@@ -33,11 +43,16 @@ extension PostgresSyncDatabase {
         var prunedVersion: Int64 = 0
         var changes: [RecordChange] = []
         changes.reserveCapacity(min(rows.count, limit))
+        var hasMore = false
         for row in rows {
-            let (pruned, collection, id, version, value) = try row.decode(
-                (Int64, String?, String?, Int64?, String?).self)
+            let (pruned, collection, id, version, value, fits) = try row.decode(
+                (Int64, String?, String?, Int64?, String?, Bool?).self)
             prunedVersion = pruned
-            guard let collection, let id, let version, changes.count < limit else { continue }
+            guard let collection, let id, let version else { continue }
+            guard !hasMore, changes.count < limit, fits == true else {
+                hasMore = true
+                continue
+            }
             changes.append(
                 RecordChange(
                     collection: collection, id: id, version: version,
@@ -48,7 +63,7 @@ extension PostgresSyncDatabase {
         if cursor > 0, cursor < prunedVersion {
             throw SyncServerError.cursorExpired(cursor: cursor, prunedThrough: prunedVersion)
         }
-        return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: rows.count > limit)
+        return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore)
     }
 
     /// The database's identity, made when its tables were created.

@@ -23,7 +23,7 @@ extension PostgresSyncDatabase {
         let notifications = self.notifications
         let fingerprints = mutations.map(MutationFingerprint.of)
         let tag = HistoryTag.random()
-        let announce: (PostgresConnection, Bool) async -> Void = { connection, applied in
+        let announce: @Sendable (PostgresConnection, Bool) async -> Void = { connection, applied in
             if applied { await notifications.announce(userID: user.id, on: connection) }
         }
         return try await transaction(afterCommit: announce) { connection in

@@ -11,6 +11,7 @@ extension PostgresSyncDatabase {
         try SyncUserName.validate(name)
         let token = AccessToken.generate()
         let hash = AccessToken.hash(token)
+        let logger = self.logger
         try await transaction { connection in
             let rows = try await connection.query(
                 "INSERT INTO amber_sync_users (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING RETURNING id",
@@ -73,10 +74,9 @@ extension PostgresSyncDatabase {
 
     /// Runs one statement outside a transaction and returns its rows.
     func collect(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        do {
-            return try await client.query(query, logger: logger).collect()
-        } catch {
-            throw Self.describe(error, location: location)
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await connection.query(query, logger: logger).collect()
         }
     }
 }

@@ -2,6 +2,7 @@ import AmberSyncServer
 import Foundation
 import Logging
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// The database of a sync server that outgrows one machine: PostgreSQL, shared by several
 /// stateless `amber-sync serve` processes.
@@ -33,12 +34,34 @@ public final class PostgresSyncDatabase: SyncDatabase {
     /// How often the users' counters are read in case a notification from another process was lost.
     public static let fallbackPollInterval = Duration.seconds(2)
 
-    let client: PostgresClient
     let logger: Logger
     let notifications: PostgresChangeNotifications
     /// `databaseID()`, once read.
     let identity = Protected<String?>(nil)
-    private let running: Task<Void, Never>
+    /// The pool of connections for queries, and its running; replaced after an outage.
+    private let pool: Protected<Pool>
+    private let address: PostgresAddress
+    private let configuration: PostgresClient.Configuration
+
+    /// A pool of connections, running.
+    private struct Pool {
+        var client: PostgresClient
+        var running: Task<Void, Never>
+        /// Whether a task is trying to reach the database to replace the pool.
+        var recovering = false
+        /// Whether ``close()`` was called: no new pool then.
+        var closed = false
+
+        init(_ client: PostgresClient) {
+            self.client = client
+            running = Task { await client.run() }
+        }
+    }
+
+    /// The pool of connections for queries now.
+    var client: PostgresClient {
+        pool.withLock { $0.client }
+    }
 
     /// Connects to the PostgreSQL database at `url`, creates or upgrades its tables, and starts
     /// listening for other processes' pushes.
@@ -67,17 +90,18 @@ public final class PostgresSyncDatabase: SyncDatabase {
         // at once with its reason (a pool would retry for a while), and the tables are ready before
         // the pool serves anything.
         try await Self.prepare(address, location: address.redacted, logger: logger)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
-        running = Task { await client.run() }
+        let pool = Protected(Pool(PostgresClient(configuration: configuration, backgroundLogger: logger)))
+        self.pool = pool
+        self.address = address
+        self.configuration = configuration
         notifications = PostgresChangeNotifications(
-            client: client, notifier: changeNotifier, logger: logger,
+            client: { pool.withLock { $0.client } }, notifier: changeNotifier, logger: logger,
             connect: { try await Self.connect(address, logger: logger) }
         )
         do {
             try await notifications.start()
         } catch {
-            running.cancel()
+            pool.withLock { $0.running }.cancel()
             notifications.stop()
             throw Self.describe(error, location: location)
         }
@@ -123,8 +147,11 @@ public final class PostgresSyncDatabase: SyncDatabase {
     /// closed in the background after that.
     public func close() async {
         let listening = notifications.stop()
+        let running = pool.withLock { pool in
+            pool.closed = true
+            return pool.running
+        }
         running.cancel()
-        let running = self.running
         let finished = Protected<CheckedContinuation<Void, Never>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             finished.withLock { $0 = continuation }
@@ -145,35 +172,137 @@ public final class PostgresSyncDatabase: SyncDatabase {
 
     deinit {
         notifications.stop()
-        running.cancel()
+        pool.withLock { $0.running }.cancel()
     }
 
     /// Runs `body` in one transaction; an error thrown by `body` comes out as itself.
     func transaction<Result: Sendable>(
-        _ body: (PostgresConnection) async throws -> sending Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        do {
-            return try await client.withTransaction(logger: logger, body)
-        } catch {
-            throw Self.describe(error, location: location)
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
         }
     }
 
     /// Runs `body` in one transaction and then, after the commit and on the same connection,
     /// `afterCommit` with `body`'s second result; returns the first.
     func transaction<Result: Sendable, Outcome: Sendable>(
-        afterCommit: (PostgresConnection, Outcome) async -> Void,
-        _ body: (PostgresConnection) async throws -> sending (Result, Outcome)
+        afterCommit: @escaping @Sendable (PostgresConnection, Outcome) async -> Void,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> (Result, Outcome)
     ) async throws -> Result {
         let logger = self.logger
+        return try await withConnection { connection in
+            let (result, outcome) = try await connection.withTransaction(logger: logger) { connection in
+                try await body(connection)
+            }
+            await afterCommit(connection, outcome)
+            return result
+        }
+    }
+
+    /// How long a request waits for a connection of the pool, while no other request gets one,
+    /// before it fails with `SyncServerError.databaseUnavailable(location:reason:)`.
+    ///
+    /// While the database cannot be reached, the pool keeps trying to connect in the background
+    /// for a minute or more before it gives up on waiting requests; a request is answered sooner.
+    public static let connectionWait = Duration.seconds(5)
+
+    /// When a request last got a connection of the pool.
+    private let lastLease = Protected(ContinuousClock.now)
+
+    /// Runs `body` with a connection of the pool, waiting for one at most ``connectionWait``
+    /// after the last request that got one.
+    func withConnection<Result: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let (client, location, wait, lastLease) = (client, location, Self.connectionWait, lastLease)
+        let unavailable = SyncServerError.databaseUnavailable(
+            location: location, reason: "no connection could be had within \(wait)")
+        // Whichever comes first, the connection or the deadline, decides.
+        let lease = Protected<Bool?>(nil)
         do {
-            return try await client.withConnection { connection in
-                let (result, outcome) = try await connection.withTransaction(logger: logger, body)
-                await afterCommit(connection, outcome)
-                return result
+            return try await withThrowingTaskGroup(of: Result?.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        guard Self.decide(lease, leased: true) else { throw unavailable }
+                        lastLease.withLock { $0 = .now }
+                        return try await body(connection)
+                    }
+                }
+                group.addTask {
+                    // While other requests get connections, the pool is busy, not cut off: wait on.
+                    var deadline = ContinuousClock.now + wait
+                    while true {
+                        try await Task.sleep(until: deadline)
+                        let latest = lastLease.withLock { $0 }
+                        guard latest + wait > .now else { break }
+                        deadline = latest + wait
+                    }
+                    if Self.decide(lease, leased: false) { throw unavailable }
+                    return nil
+                }
+                while let result = try await group.next() {
+                    if let result {
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                throw CancellationError()
             }
         } catch {
-            throw Self.describe(error, location: location)
+            let described = Self.describe(error, location: location)
+            if case SyncServerError.databaseUnavailable = described {
+                recover()
+            }
+            throw described
+        }
+    }
+
+    /// Once the pool could not give a connection: tries a connection of its own every second
+    /// and, as soon as one succeeds, replaces the pool with a new one.
+    ///
+    /// The pool tries again by itself, but it waits longer after each failure (up to a minute),
+    /// so without this the server would answer `503` long after the database is back.
+    private func recover() {
+        let starts = pool.withLock { pool in
+            guard !pool.recovering, !pool.closed else { return false }
+            pool.recovering = true
+            return true
+        }
+        guard starts else { return }
+        let (pool, address, configuration, logger) = (pool, address, configuration, logger)
+        Task {
+            var quiet = logger
+            quiet.logLevel = .critical
+            while true {
+                if let connection = try? await Self.connect(address, logger: quiet) {
+                    try? await connection.close()
+                    let fresh = Pool(PostgresClient(configuration: configuration, backgroundLogger: logger))
+                    let replaced = pool.withLock { pool -> Task<Void, Never> in
+                        if pool.closed { return fresh.running }
+                        let replaced = pool.running
+                        pool.client = fresh.client
+                        pool.running = fresh.running
+                        pool.recovering = false
+                        return replaced
+                    }
+                    replaced.cancel()
+                    logger.info("The database can be reached again: serving from a new pool of connections.")
+                    return
+                }
+                if pool.withLock({ $0.closed }) { return }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Settles a lease as `leased` (a connection came) or not (the deadline came); whether this call settled it.
+    private static func decide(_ lease: Protected<Bool?>, leased: Bool) -> Bool {
+        lease.withLock { settled in
+            guard settled == nil else { return false }
+            settled = leased
+            return true
         }
     }
 
@@ -182,6 +311,9 @@ public final class PostgresSyncDatabase: SyncDatabase {
         if let error = error as? PostgresTransactionError {
             guard let inner = error.closureError ?? error.beginError ?? error.commitError else { return error }
             return describe(inner, location: location)
+        }
+        if let error = error as? ConnectionPoolError, error == .connectionCreationCircuitBreakerTripped {
+            return SyncServerError.databaseUnavailable(location: location, reason: "\(error)")
         }
         guard let error = error as? PSQLError else { return error }
         switch error.code {

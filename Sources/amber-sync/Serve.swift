@@ -21,9 +21,61 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-body"), help: "The largest request body accepted, in bytes.")
     var maximumBodySize = SyncLimits.defaultMaximumBody
 
+    @Option(
+        name: .customLong("max-pull-bytes"),
+        help: "The most bytes of record values in one pull answer (at least one record is sent).")
+    var maximumPullBytes = SyncServerLimits().maximumPullBytes
+
+    @Option(
+        name: .customLong("idle-timeout"),
+        help:
+            "Seconds a connection may stay silent while sending a request, or between requests, before it is closed.")
+    var idleTimeout = Self.seconds(SyncServerLimits().idleTimeout)
+
+    @Option(name: .customLong("max-connections"), help: "The most connections open at once; more get 503.")
+    var maximumConnections = SyncServerLimits().maximumConnections
+
+    @Option(
+        name: .customLong("max-waiting-pulls"),
+        help: "The most pulls held waiting for a change at once, all users together; more get 429.")
+    var maximumWaitingPulls = SyncServerLimits().maximumWaitingPulls
+
+    @Option(
+        name: .customLong("max-waiting-pulls-per-user"),
+        help: "The most pulls of one user held waiting for a change at once; more get 429.")
+    var maximumWaitingPullsPerUser = SyncServerLimits().maximumWaitingPullsPerUser
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
         guard maximumBodySize > 0 else { throw ValidationError("--max-body must be a positive number of bytes.") }
+        guard maximumPullBytes > 0 else {
+            throw ValidationError("--max-pull-bytes must be a positive number of bytes.")
+        }
+        guard idleTimeout > 0, idleTimeout.isFinite else {
+            throw ValidationError("--idle-timeout must be a positive number of seconds.")
+        }
+        for (value, name) in [
+            (maximumConnections, "--max-connections"), (maximumWaitingPulls, "--max-waiting-pulls"),
+            (maximumWaitingPullsPerUser, "--max-waiting-pulls-per-user"),
+        ] where value < 1 {
+            throw ValidationError("\(name) must be at least 1.")
+        }
+    }
+
+    /// The limits the options ask for.
+    var limits: SyncServerLimits {
+        var limits = SyncServerLimits()
+        limits.idleTimeout = .milliseconds(Int64(idleTimeout * 1_000))
+        limits.maximumConnections = maximumConnections
+        limits.maximumWaitingPulls = maximumWaitingPulls
+        limits.maximumWaitingPullsPerUser = maximumWaitingPullsPerUser
+        limits.maximumPullBytes = maximumPullBytes
+        return limits
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     func run() async throws {
@@ -42,7 +94,8 @@ struct Serve: AsyncParsableCommand {
                 host: host,
                 port: port,
                 maximumBodySize: maximumBodySize,
-                logger: logger
+                logger: logger,
+                limits: limits
             )
             try await server.run { port in
                 Output.line("listening on http://\(urlHost):\(port)")

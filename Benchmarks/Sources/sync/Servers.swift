@@ -128,7 +128,11 @@ enum ServeMode {
         do {
             var logger = Logger(label: "amber-sync")
             logger.logLevel = .critical
-            let server = SyncServer(database: try await Backend.open(database), port: port, logger: logger)
+            // The fan-out figure holds 1,000 pulls of one user: more than a server allows one user by default.
+            var limits = SyncServerLimits()
+            limits.maximumWaitingPullsPerUser = 2_000
+            let server = SyncServer(
+                database: try await Backend.open(database), port: port, logger: logger, limits: limits)
             try await server.run { port in report("listening on http://127.0.0.1:\(port)") }
         } catch {
             report("sync serve: \(error)", toStandardError: true)

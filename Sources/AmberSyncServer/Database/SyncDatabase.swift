@@ -72,11 +72,13 @@ public protocol SyncDatabase: Sendable {
     ///   - user: The user whose records to read.
     ///   - cursor: The last version the client has seen; 0 for everything.
     ///   - limit: The most changes to return, 1 to `SyncLimits.maximumPullLimit`.
+    ///   - maximumBytes: The most bytes of record values to return: the page ends before the
+    ///     change that would pass it (with `hasMore`), but holds at least one change.
     /// - Returns: The changes, the cursor to pass next (the last change's version, or `cursor`
     ///   when there is none) and whether more changes follow.
     /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when `cursor` is above
     ///   0 but older than deletions that ``prune(deletionsOlderThan:)`` forgot.
-    func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse
+    func pull(for user: SyncUser, after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> PullResponse
 
     /// The database's identity: a random name made when its tables were created, sent with every
     /// answer (header `Amber-Database-ID`) so that clients notice a replaced database.
@@ -102,4 +104,20 @@ public protocol SyncDatabase: Sendable {
     /// - Parameter date: Deletions before this moment are forgotten.
     /// - Returns: How many deleted records were forgotten.
     func prune(deletionsOlderThan date: Date) async throws -> Int
+}
+
+extension SyncDatabase {
+    /// The user's changes after `cursor`, at most `limit` of them and at most the default
+    /// request body size (`SyncLimits.defaultMaximumBody`) of record values.
+    ///
+    /// - Parameters:
+    ///   - user: The user whose records to read.
+    ///   - cursor: The last version the client has seen; 0 for everything.
+    ///   - limit: The most changes to return, 1 to `SyncLimits.maximumPullLimit`.
+    /// - Returns: The changes, the cursor to pass next and whether more changes follow.
+    /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` as
+    ///   ``pull(for:after:limit:maximumBytes:)`` does.
+    public func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+        try await pull(for: user, after: cursor, limit: limit, maximumBytes: SyncLimits.defaultMaximumBody)
+    }
 }

@@ -33,6 +33,8 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidDatabaseURL(String, reason: String)
     /// A database server that could not be reached or refused the connection.
     case databaseUnavailable(location: String, reason: String)
+    /// A pull that would wait while `limit` pulls already wait: of its user (`perUser`) or of all users.
+    case tooManyWaitingPulls(limit: Int, perUser: Bool)
 
     /// The HTTP status a request failing with this error is answered with.
     public var httpStatusCode: Int {
@@ -46,6 +48,7 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
         case .unknownUser: 404
         case .schemaTooNew, .notASyncDatabase, .invalidDatabaseURL: 500
         case .databaseUnavailable: 503
+        case .tooManyWaitingPulls: 429
         }
     }
 
@@ -78,6 +81,10 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
             "The database address \(url) cannot be used: \(reason)."
         case .databaseUnavailable(let location, let reason):
             "The database \(location) is unavailable: \(reason)."
+        case .tooManyWaitingPulls(let limit, let perUser):
+            perUser
+                ? "This user already has \(limit) pulls waiting for changes, the most the server holds; pull without `wait`, or try again later."
+                : "The server already holds \(limit) pulls waiting for changes, the most it holds; try again later."
         }
     }
 }
@@ -96,6 +103,23 @@ extension SyncServerError {
     /// Whether the answer tells the client to pull again from 0 (`"reset": true`).
     var isReset: Bool {
         httpStatusCode == 410
+    }
+
+    /// Whether a client should try again later: the answer carries `Retry-After`.
+    var isTemporary: Bool {
+        switch self {
+        case .databaseUnavailable, .tooManyWaitingPulls: true
+        default: false
+        }
+    }
+
+    /// The sentence a client is answered with: ``description``, but without the database's
+    /// address or driver text, which only the server's log gets.
+    var clientSentence: String {
+        if case .databaseUnavailable = self {
+            return "The server's database is unavailable; try again in a few seconds."
+        }
+        return description
     }
 
     /// Whether the error is about the request or the command (a `4xx`), not a failure of the database.

@@ -5,10 +5,14 @@ import Logging
 /// Answers every error as `{"error": "<one readable sentence>"}` with `Content-Type: application/json`:
 /// the server's own errors, Hummingbird's (not found, body too large) and unexpected ones (`500`).
 ///
-/// A known path asked with another method is answered `405` with `Allow`, not `404`.
+/// A known path asked with another method is answered `405` with `Allow`, not `404`. A database
+/// that cannot be reached is answered `503` with `Retry-After` and a sentence that leaves out its
+/// address and the driver's words: those go to the log only.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
     let allowedMethods: AllowedMethods
+    /// The seconds a client is told to wait before it tries again (`Retry-After`).
+    var retryAfterSeconds = 5
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -17,11 +21,14 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as SyncServerError {
             var response = try Response.json(
-                ErrorResponse(error: error.description, reset: error.isReset ? true : nil, code: error.code),
+                ErrorResponse(error: error.clientSentence, reset: error.isReset ? true : nil, code: error.code),
                 status: HTTPResponse.Status(code: error.httpStatusCode)
             )
             if error == .unauthorized {
                 response.headers[.wwwAuthenticate] = "Bearer"
+            }
+            if error.isTemporary {
+                response.headers[.retryAfter] = String(retryAfterSeconds)
             }
             if error.httpStatusCode >= 500 {
                 logger.error("\(request.method) \(request.uri.path) failed: \(error)")

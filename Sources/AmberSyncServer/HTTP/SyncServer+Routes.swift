@@ -1,4 +1,5 @@
 import AmberSyncProtocol
+import Foundation
 import Hummingbird
 import ServiceLifecycle
 
@@ -10,7 +11,9 @@ extension SyncServer {
         let allowedMethods = AllowedMethods()
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: DatabaseIdentityMiddleware(database: database))
-        router.add(middleware: ErrorMiddleware(logger: logger, allowedMethods: allowedMethods))
+        router.add(
+            middleware: ErrorMiddleware(
+                logger: logger, allowedMethods: allowedMethods, retryAfterSeconds: limits.retryAfterSeconds))
         router.get("/v1/health") { _, _ in
             try Response.json(HealthResponse())
         }
@@ -47,7 +50,7 @@ extension SyncServer {
 
     private func push(_ request: Request, user: SyncUser) async throws -> Response {
         let body = try await request.collectBody(limit: maximumBodySize)
-        let push = try JSONBody.decode(PushRequest.self, from: body.readableBytesView)
+        let push = try await Self.decode(PushRequest.self, from: body)
         let results = try await metrics.database(.push) {
             try await database.push(push.mutations, clientID: push.clientID, for: user)
         }
@@ -57,22 +60,51 @@ extension SyncServer {
         return try Response.json(PushResponse(results: results))
     }
 
+    /// Decodes a request body; a large one on a thread of its own, so that decoding it does not
+    /// hold up other users' requests on the shared executor.
+    static func decode<Value: JSONWireDecodable & Sendable>(_ type: Value.Type, from body: ByteBuffer) async throws
+        -> Value
+    {
+        guard body.readableBytes > largeBody else {
+            return try JSONBody.decode(type, from: body.readableBytesView)
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            decodingQueues.randomElement()!.async {
+                continuation.resume(with: Result { try JSONBody.decode(type, from: body.readableBytesView) })
+            }
+        }
+    }
+
+    /// Bodies above this many bytes are decoded on ``decodingQueues``.
+    static let largeBody = 64 * 1_024
+
+    /// Where large bodies are decoded: serial queues, each with a thread of its own. (A concurrent
+    /// queue would share its threads with the executor that runs every request.)
+    static let decodingQueues = (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { index in
+        DispatchQueue(label: "amber-sync.decoding.\(index)")
+    }
+
     private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime) async throws -> Response {
         let query = try PullQuery(request.uri.queryParameters)
         try await checkHistory(of: query, for: user)
         let notifier = database.changeNotifier
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(query.wait)
+        var waited = false
+        defer {
+            if waited { waitingPulls.release(userID: user.id) }
+        }
         while true {
             // Read the generation before looking, so a push committing in between still wakes the wait.
             let generation = notifier.generation(for: user.id)
             // The pulls one push wakes ask the same question at once: one read answers them all.
             let key = PullCoalescer.Key(
                 userID: user.id, cursor: query.cursor, limit: query.limit, generation: generation)
-            let (database, metrics) = (database, metrics)
+            let (database, metrics, maximumBytes) = (database, metrics, limits.maximumPullBytes)
             let answer = try await pullCoalescer.answer(for: key) {
                 try await metrics.database(.pull) {
-                    var page = try await database.pull(for: user, after: query.cursor, limit: query.limit)
+                    var page = try await database.pull(
+                        for: user, after: query.cursor, limit: query.limit, maximumBytes: maximumBytes)
                     if page.cursor > 0 {
                         page.cursorTag = try await database.historyTag(for: user, at: page.cursor)
                     }
@@ -81,7 +113,15 @@ extension SyncServer {
             }
             let remaining = clock.now.duration(to: deadline)
             guard answer.response.changes.isEmpty, remaining > .zero else {
+                if waited {
+                    // The token may have been revoked while the pull waited.
+                    try await checkToken(of: request, user: user)
+                }
                 return answer.httpResponse
+            }
+            if !waited {
+                try waitingPulls.hold(userID: user.id, limits: limits)
+                waited = true
             }
             let waitStart = clock.now
             let woken = await metrics.waiting {
@@ -91,6 +131,7 @@ extension SyncServer {
             }
             heldTime.add(waitStart.duration(to: clock.now))
             guard woken else {
+                try await checkToken(of: request, user: user)
                 return answer.httpResponse
             }
         }
@@ -107,5 +148,16 @@ extension SyncServer {
         guard let tag, query.cursorTag.map({ $0 == tag }) ?? true else {
             throw SyncServerError.historyChanged(cursor: query.cursor)
         }
+    }
+
+    /// Looks the request's token up again, as authentication did.
+    ///
+    /// - Throws: ``SyncServerError/unauthorized`` when the token no longer belongs to `user`.
+    private func checkToken(of request: Request, user: SyncUser) async throws {
+        let (database, metrics) = (database, metrics)
+        guard let token = AuthenticationMiddleware.bearerToken(in: request.headers[.authorization]),
+            let current = try await metrics.database(.authenticate, { try await database.user(forToken: token) }),
+            current.id == user.id
+        else { throw SyncServerError.unauthorized }
     }
 }

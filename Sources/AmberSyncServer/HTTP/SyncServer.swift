@@ -1,5 +1,6 @@
 import AmberSyncProtocol
 import Hummingbird
+import HummingbirdCore
 import Logging
 
 /// The sync server: the HTTP API of the wire protocol on Hummingbird, over one ``SyncDatabase``.
@@ -29,8 +30,14 @@ public struct SyncServer: Sendable {
     public let logger: Logger
     /// What the server counts and times, served at `GET /metrics` (see ``SyncServerMetrics``).
     public let metrics: SyncServerMetrics
+    /// What the server holds at most, and how long it waits for a slow client.
+    public let limits: SyncServerLimits
     /// Shares database reads among pulls that ask the same question at once.
     let pullCoalescer = PullCoalescer()
+    /// The pulls held waiting for a change, counted against ``limits``.
+    let waitingPulls = WaitingPulls()
+    /// The connections open, counted against ``limits``.
+    let connections = ConnectionCount()
 
     /// Creates a server; nothing listens until ``run(onListening:)``.
     ///
@@ -41,13 +48,15 @@ public struct SyncServer: Sendable {
     ///   - maximumBodySize: The largest request body accepted, in bytes.
     ///   - logger: Where the server logs.
     ///   - metrics: Where the server counts and times its work; new ones unless given.
+    ///   - limits: What the server holds at most, and how long it waits for a slow client.
     public init(
         database: any SyncDatabase,
         host: String = "127.0.0.1",
         port: Int = 8080,
         maximumBodySize: Int = SyncLimits.defaultMaximumBody,
         logger: Logger = Logger(label: "amber-sync"),
-        metrics: SyncServerMetrics = SyncServerMetrics()
+        metrics: SyncServerMetrics = SyncServerMetrics(),
+        limits: SyncServerLimits = SyncServerLimits()
     ) {
         precondition(maximumBodySize > 0, "The maximum body size must be a positive number of bytes.")
         self.database = database
@@ -56,6 +65,7 @@ public struct SyncServer: Sendable {
         self.maximumBodySize = maximumBodySize
         self.logger = logger
         self.metrics = metrics
+        self.limits = limits
     }
 
     /// Serves until the calling task is cancelled or the process gets SIGINT or SIGTERM.
@@ -79,9 +89,16 @@ public struct SyncServer: Sendable {
     public func makeApplication(
         onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let port = self.port
+        let (port, limits, maximumBodySize, connections) = (
+            self.port, self.limits, self.maximumBodySize, self.connections
+        )
         return Application(
             router: makeRouter(),
+            server: HTTPServerBuilder { responder in
+                SyncHTTPChannel(
+                    responder: responder, limits: limits, maximumBodySize: maximumBodySize,
+                    connections: connections)
+            },
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "amber-sync"),
             onServerRunning: { channel in
                 await onListening(channel.localAddress?.port ?? port)

@@ -5,14 +5,20 @@ import GRDB
 extension SQLiteSyncDatabase {
     /// The user's changes after `cursor`, in version order, each record once in its latest state.
     ///
+    /// Rows are read one at a time and the page ends once `maximumBytes` of values are read, so
+    /// the memory a pull takes is bounded by that, not by `limit` times the largest record.
+    ///
     /// - Parameters:
     ///   - user: The user whose records to read.
     ///   - cursor: The last version the client has seen; 0 for everything.
     ///   - limit: The most changes to return; values above `SyncLimits.maximumPullLimit` count as it.
+    ///   - maximumBytes: The most bytes of record values to return; the page holds at least one change.
     /// - Returns: The changes, the next cursor and whether more changes follow.
     /// - Throws: ``SyncServerError/cursorExpired(cursor:prunedThrough:)`` when deletions after
     ///   `cursor` were pruned.
-    public func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+    public func pull(for user: SyncUser, after cursor: Int64, limit: Int, maximumBytes: Int) async throws
+        -> PullResponse
+    {
         let limit = min(max(limit, 1), SyncLimits.maximumPullLimit)
         return try await pool.read { db in
             let prunedVersion =
@@ -20,7 +26,7 @@ extension SQLiteSyncDatabase {
             if cursor > 0, cursor < prunedVersion {
                 throw SyncServerError.cursorExpired(cursor: cursor, prunedThrough: prunedVersion)
             }
-            let rows = try Row.fetchAll(
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT collection, id, version, value FROM records
@@ -28,16 +34,26 @@ extension SQLiteSyncDatabase {
                     """,
                 arguments: [user.id, cursor, limit + 1]
             )
-            let changes = try rows.prefix(limit).map { row in
+            var changes: [RecordChange] = []
+            var bytes = 0
+            var hasMore = false
+            while let row = try rows.next() {
                 let valueText: String? = row["value"]
-                return RecordChange(
-                    collection: row["collection"],
-                    id: row["id"],
-                    version: row["version"],
-                    value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) }
-                )
+                let size = valueText?.utf8.count ?? 0
+                guard changes.count < limit, changes.isEmpty || bytes + size <= maximumBytes else {
+                    hasMore = true
+                    break
+                }
+                bytes += size
+                changes.append(
+                    RecordChange(
+                        collection: row["collection"],
+                        id: row["id"],
+                        version: row["version"],
+                        value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) }
+                    ))
             }
-            return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: rows.count > limit)
+            return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore)
         }
     }
 

@@ -25,9 +25,9 @@ struct FaultyDatabase: SyncDatabase {
         return try await base.push(mutations, clientID: clientID, for: user)
     }
 
-    func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+    func pull(for user: SyncUser, after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> PullResponse {
         if let pullFault { throw pullFault }
-        return try await base.pull(for: user, after: cursor, limit: limit)
+        return try await base.pull(for: user, after: cursor, limit: limit, maximumBytes: maximumBytes)
     }
 
     func prune(deletionsOlderThan date: Date) async throws -> Int { try await base.prune(deletionsOlderThan: date) }
@@ -72,10 +72,10 @@ struct CountingDatabase: SyncDatabase {
         try await base.push(mutations, clientID: clientID, for: user)
     }
 
-    func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
+    func pull(for user: SyncUser, after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> PullResponse {
         pulls.increment()
         try await Task.sleep(for: pullDelay)
-        return try await base.pull(for: user, after: cursor, limit: limit)
+        return try await base.pull(for: user, after: cursor, limit: limit, maximumBytes: maximumBytes)
     }
 
     func prune(deletionsOlderThan date: Date) async throws -> Int { try await base.prune(deletionsOlderThan: date) }

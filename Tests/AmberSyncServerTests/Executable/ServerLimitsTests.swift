@@ -1,0 +1,350 @@
+import AmberSyncProtocol
+import AmberSyncServer
+import AmberSyncTestSupport
+import AmberTestSupport
+import Foundation
+import Testing
+
+/// `amber-sync serve` as a child process, spoken to over raw sockets and real HTTP: what it
+/// does with slow, broken, greedy and revoked clients, and with a database that goes away.
+@Suite struct ServerLimitsTests {
+    /// A server on a fresh SQLite database with one user, `ann`; `body` gets the server and her token.
+    func withServer(
+        _ backend: Backend = .sqlite, arguments: [String] = [],
+        _ body: (ServeProcess, String, TestDatabase) async throws -> Void
+    ) async throws {
+        try await backend.withDatabase { test in
+            let token = try await test.database.addUser(named: "ann")
+            let server = try await ServeProcess(database: try #require(test.location), arguments: arguments)
+            defer { server.stop() }
+            try await body(server, token, test)
+        }
+    }
+
+    @Test func httpErrorsAreAnsweredWithAnErrorBody() async throws {
+        try await withServer { server, _, _ in
+            let requests: [(String, [UInt8])] = [
+                ("a garbage request line", Array("GARBAGE\r\n\r\n".utf8)),
+                (
+                    "a 200 kB header",
+                    Array(
+                        "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 200_000))\r\n\r\n"
+                            .utf8)
+                ),
+                (
+                    "a negative Content-Length",
+                    Array("POST /v1/push HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".utf8)
+                ),
+                (
+                    "a doubled Content-Length",
+                    Array("POST /v1/push HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}".utf8)
+                ),
+            ]
+            for (name, bytes) in requests {
+                let connection = try RawConnection(port: server.port)
+                try? connection.send(bytes)
+                let (data, closed) = connection.receiveUntilClosed(timeout: 10)
+                let response = try #require(RawResponse(data), "\(name): no answer")
+                #expect(response.status == 400, "\(name)")
+                #expect(response.headers["content-type"] == "application/json", "\(name)")
+                let sentence = try #require(response.errorSentence, "\(name): body \(response.body)")
+                #expect(sentence.contains("not valid HTTP"), "\(name): \(sentence)")
+                #expect(closed, "\(name): the connection stayed open")
+            }
+        }
+    }
+
+    @Test func silentConnectionsAreClosedAfterTheIdleTimeout() async throws {
+        try await withServer(arguments: ["--idle-timeout", "1"]) { server, token, _ in
+            let sends: [(String, String)] = [
+                ("nothing sent", ""),
+                ("half the headers", "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthor"),
+                (
+                    "half the body",
+                    "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: 100\r\n\r\n{\"clientID\""
+                ),
+                ("idle after a request", "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"),
+            ]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (name, text) in sends {
+                    group.addTask {
+                        let connection = try RawConnection(port: server.port)
+                        let start = Date()
+                        if !text.isEmpty { try connection.send(text) }
+                        let (_, closed) = connection.receiveUntilClosed(timeout: 8)
+                        #expect(closed, "\(name): still open after 8 s")
+                        #expect(Date().timeIntervalSince(start) >= 0.9, "\(name): closed too soon")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // A pull held waiting is not idle: it gets its answer.
+            let held = try RawConnection(port: server.port)
+            try held.send("GET /v1/pull?wait=3 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            let start = Date()
+            let received = held.receiveUntilClosed(timeout: 6).data
+            #expect(RawResponse(received)?.status == 200)
+            #expect(Date().timeIntervalSince(start) >= 2.5)
+        }
+    }
+
+    @Test func connectionsPastTheCapAreAnswered503() async throws {
+        try await withServer(arguments: ["--max-connections", "2"]) { server, _, _ in
+            var first: RawConnection? = try RawConnection(port: server.port)
+            let second = try RawConnection(port: server.port)
+            try first?.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            try second.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(RawResponse(first?.receiveUntilClosed(timeout: 1).data ?? Data())?.status == 200)
+            #expect(RawResponse(second.receiveUntilClosed(timeout: 1).data)?.status == 200)
+
+            var third: RawConnection? = try RawConnection(port: server.port)
+            try third?.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            let (data, closed) = third?.receiveUntilClosed(timeout: 10) ?? (Data(), false)
+            let response = try #require(RawResponse(data))
+            #expect(response.status == 503)
+            #expect(response.headers["retry-after"] != nil)
+            #expect(response.errorSentence?.contains("too many connections") == true)
+            #expect(closed)
+
+            // Once two close, a new connection is served again.
+            first = nil
+            third = nil
+            let served = await eventually(within: 10) {
+                guard let again = try? RawConnection(port: server.port) else { return false }
+                try? again.send("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return RawResponse(again.receiveUntilClosed(timeout: 2).data)?.status == 200
+            }
+            #expect(served)
+            withExtendedLifetime(second) {}
+        }
+    }
+
+    @Test func waitingPullsAreCappedPerUserAndInAll() async throws {
+        try await withServer(arguments: ["--max-waiting-pulls-per-user", "2", "--max-waiting-pulls", "3"]) {
+            server, token, test in
+            let bob = try await test.database.addUser(named: "bob")
+            let carol = try await test.database.addUser(named: "carol")
+            func hold(_ token: String) throws -> RawConnection {
+                let connection = try RawConnection(port: server.port)
+                try connection.send(
+                    "GET /v1/pull?wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                return connection
+            }
+            let held = [try hold(token), try hold(token)]
+            try await Task.sleep(for: .milliseconds(500))
+            // Ann's third waiting pull is refused at once; Bob's is held.
+            let refused = try hold(token)
+            let answer = try #require(RawResponse(refused.receiveUntilClosed(timeout: 5).data), "no answer")
+            #expect(answer.status == 429)
+            #expect(answer.headers["retry-after"] != nil)
+            #expect(answer.errorSentence?.contains("2 pulls waiting") == true, "\(answer.errorSentence ?? "")")
+            let bobs = try hold(bob)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(RawResponse(bobs.receiveUntilClosed(timeout: 0.5).data) == nil, "Bob's pull was not held")
+            // The server holds three in all: Carol's is refused.
+            let carols = try hold(carol)
+            let full = try #require(RawResponse(carols.receiveUntilClosed(timeout: 5).data), "no answer")
+            #expect(full.status == 429)
+            #expect(full.errorSentence?.contains("3 pulls") == true, "\(full.errorSentence ?? "")")
+            // A pull without `wait` is never refused.
+            let quick = try await httpRequest(server.url("/v1/pull"), token: token)
+            #expect(quick.status == 200)
+            withExtendedLifetime(held) {}
+        }
+    }
+
+    @Test func aTooLargeBodySentWithConnectionCloseIsAnsweredAndClosed() async throws {
+        try await withServer(arguments: ["--max-body", "1048576"]) { server, token, _ in
+            // Larger than the socket buffers, so a server that stops reading leaves the client stuck.
+            for size in [7 * 1_048_576, 40 * 1_048_576] {
+                let connection = try RawConnection(port: server.port)
+                let body = [UInt8](repeating: UInt8(ascii: " "), count: size)
+                let start = Date()
+                // As Python's urllib does: the whole request, then read the answer.
+                try connection.send(
+                    "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+                )
+                var sendError: (any Error)?
+                do { try connection.send(body, timeout: 15) } catch { sendError = error }
+                let (data, closed) = connection.receiveUntilClosed(timeout: 15)
+                #expect(closed, "\(size) bytes: the connection was left open")
+                #expect(Date().timeIntervalSince(start) < 15, "\(size) bytes")
+                let response = RawResponse(data)
+                if size < 16 * 1_048_576 {
+                    // The rest of the body is read and dropped: the client gets its answer.
+                    #expect(sendError == nil, "\(String(describing: sendError))")
+                    #expect(response?.status == 413)
+                    #expect(response?.errorSentence != nil)
+                }
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aPullHeldWhenItsTokenIsRevokedAnswers401(_ backend: Backend) async throws {
+        try await withServer(backend) { server, token, test in
+            let phone = try await test.database.addToken(forUserNamed: "ann")
+            async let held = httpRequest(server.url("/v1/pull?wait=10"), token: token)
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await test.database.revokeToken(token))
+            try await Task.sleep(for: .seconds(2))
+            let push = PushRequest(
+                clientID: "phone",
+                mutations: [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "n1", baseVersion: nil, value: ["t": .string("secret")])
+                ]
+            )
+            let pushed = try await httpRequest(
+                server.url("/v1/push"), method: "POST", token: phone, body: try JSONEncoder().encode(push))
+            #expect(pushed.status == 200)
+            let answer = try await held
+            #expect(answer.status == 401, "\(String(decoding: answer.body, as: UTF8.self))")
+            #expect(!String(decoding: answer.body, as: UTF8.self).contains("secret"))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func pullPagesAreCutByBytes(_ backend: Backend) async throws {
+        try await withServer(backend, arguments: ["--max-body", "1048576", "--max-pull-bytes", "1048576"]) {
+            server, token, _ in
+            let big = String(repeating: "x", count: 600_000)
+            for index in 1...4 {
+                let push = PushRequest(
+                    clientID: "phone",
+                    mutations: [
+                        Mutation(
+                            mutationID: Int64(index), collection: "notes", id: "n\(index)", baseVersion: nil,
+                            value: ["text": .string(big)])
+                    ]
+                )
+                let pushed = try await httpRequest(
+                    server.url("/v1/push"), method: "POST", token: token, body: try JSONEncoder().encode(push))
+                #expect(pushed.status == 200, "\(String(decoding: pushed.body, as: UTF8.self))")
+            }
+            var cursor: Int64 = 0
+            var pages: [Int] = []
+            while true {
+                let answer = try await httpRequest(server.url("/v1/pull?cursor=\(cursor)"), token: token)
+                try #require(answer.status == 200)
+                #expect(answer.body.count < 1_300_000, "a page of \(answer.body.count) bytes")
+                let page = try JSONDecoder().decode(PullResponse.self, from: answer.body)
+                pages.append(page.changes.count)
+                cursor = page.cursor
+                if !page.hasMore || pages.count > 10 { break }
+            }
+            #expect(pages == [1, 1, 1, 1])
+        }
+    }
+
+    @Test func largePushesDoNotHoldUpOtherUsers() async throws {
+        try await withServer { server, token, test in
+            let bob = try await test.database.addUser(named: "bob")
+            // Two bodies of about 3 MB: many small fields, which take seconds to decode.
+            var value: JSONObject = [:]
+            for index in 0..<60_000 { value["field\(index)"] = .string("0123456789abcdefghijklmnopqrstuv") }
+            let bodies = try (1...2).map { index in
+                try JSONEncoder().encode(
+                    PushRequest(
+                        clientID: "big\(index)",
+                        mutations: [
+                            Mutation(
+                                mutationID: 1, collection: "notes", id: "big\(index)", baseVersion: nil, value: value)
+                        ]))
+            }
+            #expect(bodies[0].count > 2_500_000 && bodies[0].count < SyncLimits.defaultMaximumBody)
+            // Raw sockets on threads of their own: the test's own HTTP client must not be what waits.
+            let pushed = Locked<[Int]>([])
+            let group = DispatchGroup()
+            for body in bodies {
+                DispatchQueue.global().async(group: group) {
+                    guard let connection = try? RawConnection(port: server.port) else { return }
+                    try? connection.send(
+                        "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+                    )
+                    try? connection.send(body, timeout: 60)
+                    let status = RawResponse(connection.receiveUntilClosed(timeout: 120).data)?.status ?? 0
+                    pushed.withLock { $0.append(status) }
+                }
+            }
+            let timings = Locked<[Double]>([])
+            DispatchQueue.global().async(group: group) {
+                Thread.sleep(forTimeInterval: 0.3)
+                for _ in 0..<10 {
+                    let start = Date()
+                    guard let connection = try? RawConnection(port: server.port) else { return }
+                    try? connection.send(
+                        "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(bob)\r\nConnection: close\r\n\r\n")
+                    let status = RawResponse(connection.receiveUntilClosed(timeout: 30).data)?.status ?? 0
+                    timings.withLock { $0.append(status == 200 ? Date().timeIntervalSince(start) : 999) }
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+            }
+            await withCheckedContinuation { continuation in
+                group.notify(queue: .global()) { continuation.resume() }
+            }
+            #expect(pushed.withLock { $0 } == [200, 200])
+            let longest = timings.withLock { $0.max() ?? 999 }
+            print("another user's pull during two large pushes: longest \(longest) s of \(timings.withLock { $0 })")
+            // Decoding one body takes seconds of CPU; another user's pull waits for none of it.
+            #expect(longest < 1.5, "Bob's pull took \(longest) s")
+        }
+    }
+
+    @Test(.enabled(if: PostgresTestServer.isWanted, "PostgreSQL is not installed"))
+    func aDatabaseOutageIsAnswered503PromptlyAndServingResumes() async throws {
+        // A cluster of its own: the other tests' cluster must not go away.
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/postgres-cluster")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("amber-outage-\(UUID())")
+        func cluster(_ command: String) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            var arguments = [script.path, command, directory.path]
+            if command == "start" {
+                arguments += ["--stop-with", String(ProcessInfo.processInfo.processIdentifier)]
+            }
+            process.arguments = arguments
+            let result = try runToEnd(process)
+            try #require(result.status == 0, "postgres-cluster \(command): \(result.error)")
+            return result.output
+        }
+        let url = try #require(try cluster("start").split(separator: "\n").last.map(String.init))
+        defer { _ = try? cluster("stop") }
+
+        let added = Process()
+        added.executableURL = builtExecutable(named: "amber-sync")
+        added.arguments = ["user", "add", "ann", "--database", url]
+        let token = try #require(try runToEnd(added).output.split(separator: "\n").last.map(String.init))
+        let server = try await ServeProcess(database: url)
+        defer { server.stop() }
+        #expect(try await httpRequest(server.url("/v1/pull"), token: token).status == 200)
+
+        _ = try cluster("pause")
+        for attempt in 1...2 {
+            let start = Date()
+            let connection = try RawConnection(port: server.port)
+            try connection.send(
+                "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            let (data, _) = connection.receiveUntilClosed(timeout: 60)
+            let seconds = Date().timeIntervalSince(start)
+            let answer = try #require(RawResponse(data), "attempt \(attempt): no answer in \(seconds) s")
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == 503, "attempt \(attempt): \(answer.status) \(text)")
+            #expect(answer.headers["retry-after"] != nil)
+            #expect(seconds < 10, "attempt \(attempt) took \(seconds) s")
+            #expect(!text.contains("127.0.0.1") && !text.contains("postgres://") && !text.contains("amber@"), "\(text)")
+            #expect(answer.errorSentence != nil, "\(text)")
+        }
+        #expect(server.log.contains("unavailable"), "the log says nothing of the outage")
+
+        _ = try cluster("resume")
+        let start = Date()
+        let back = await eventually(within: 30) {
+            (try? await httpRequest(server.url("/v1/pull"), token: token, timeout: 10).status) == 200
+        }
+        #expect(back, "not serving 30 s after the database came back")
+        print("serving again \(Date().timeIntervalSince(start)) s after the database came back")
+    }
+}
