@@ -32,9 +32,9 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
 
     /// Registers an observer.
     ///
-    /// Observers whose owner went away are dropped when their identity next changes; so that
-    /// those of identities that never change again do not pile up, a registration that doubles
-    /// the number of entries since the last sweep sweeps them all first.
+    /// Observers whose owner went away are dropped at the next delivery, whatever it changes
+    /// (``dropGone()``); so that they do not pile up while nothing is written, a registration
+    /// that doubles the number of entries since the last sweep sweeps them all first.
     ///
     /// - Returns: The observer's key, and how many dropped observers the sweep removed.
     func insert(_ entry: Entry, id: Value.ID?) -> (key: Int, swept: Int) {
@@ -51,6 +51,17 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
             all[nextID] = entry
         }
         return (nextID, swept)
+    }
+
+    /// Removes the observers whose owner is gone, of every identity; returns how many.
+    ///
+    /// Called before each delivery: an owner's observation holds its closure, and keeps writes
+    /// queuing for the main actor, only until the next change of any identity.
+    /// - Complexity: O(*n*) for *n* observers, a weak reference check each.
+    func dropGone() -> Int {
+        let swept = sweep()
+        if swept > 0 { liveAtLastSweep = count }
+        return swept
     }
 
     /// Removes the observers whose owner is gone; returns how many.

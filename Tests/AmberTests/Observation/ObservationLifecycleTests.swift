@@ -33,6 +33,36 @@ func writeInTheBackground(_ body: @Sendable () throws -> Void) throws {
         #expect(store.mainActorObserverCount < 200, "\(store.mainActorObserverCount) registrations of gone owners kept")
     }
 
+    @Test func anIdentityObserverWhoseOwnerIsGoneIsDroppedByAWriteToAnotherIdentity() throws {
+        let store = IdentityStore<Person>()
+        try store.add(jack)
+        weak var captured: Screen?
+        do {
+            let owner = Screen()
+            let held = Screen()
+            captured = held
+            store.addObserver(owner, id: jack.id) { _, _ in _ = held }
+        }
+        #expect(captured != nil, "the registration holds its closure until a write")
+        try store.add(Person(id: "other", name: "", age: 1))
+        #expect(store.mainActorObserverCount == 0, "dropped by a write to another identity")
+        #expect(captured == nil, "and its closure with it")
+        try writeInTheBackground { try store.add(Person(id: "other", name: "", age: 2)) }
+        #expect(store.delivery.pendingCount == 0, "background writes no longer queue for the main actor")
+    }
+
+    @Test func rowObserversOfAListDoNotOutliveTheirRows() throws {
+        let store = IdentityStore<Person>()
+        let shown = Screen()
+        for index in 0..<100 {
+            let row = Screen()
+            store.addObserver(row, id: "\(index)") { _, _ in }
+            store.addObserver(shown, id: "\(index)") { _, _ in }
+        }
+        try store.add(jack)
+        #expect(store.mainActorObserverCount == 100, "the rows still shown, and no row that is gone")
+    }
+
     @Test func valuesEndWhenTheObservableValueIsReleased() async throws {
         var observable: ObservableValue<Int>? = ObservableValue(1)
         let values = try #require(observable).values
