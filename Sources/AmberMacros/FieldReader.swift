@@ -153,10 +153,14 @@ struct FieldReader {
             arguments: .argumentList([LabeledExprSyntax(expression: ExprSyntax(stringLiteral: argument))]),
             rightParen: .rightParenToken(),
             trailingTrivia: .space)
+        // The attribute goes first and takes the declaration's indentation.
+        let stripped = asLet.with(\.leadingTrivia, [])
         let replacement =
-            asLet
+            stripped
             .with(\.bindings, [newBinding.with(\.trailingTrivia, binding.trailingTrivia)])
-            .with(\.attributes, asLet.attributes + [.attribute(attribute)])
+            .with(
+                \.attributes,
+                [.attribute(attribute.with(\.leadingTrivia, variable.leadingTrivia))] + stripped.attributes)
         return FixIt(
             message: ImmutableFixIt.replaceVarWithDefaultedLet(type: type),
             changes: [.replace(oldNode: Syntax(variable), newNode: Syntax(replacement))])

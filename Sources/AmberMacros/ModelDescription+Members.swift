@@ -88,9 +88,7 @@ extension ModelDescription {
         """
         /// A copy with `\(raw: field.name)` replaced\(raw: field.isOptional ? "; `nil` clears it" : "").
         \(raw: access(exposing: [field]))nonisolated func with(\(raw: field.name): \(raw: field.parameterType)) -> Self {
-        var fields = \(raw: fields(of: "self"))
-        fields.\(raw: field.identifier) = \(raw: field.argument)
-        return \(raw: model(from: "fields"))
+        updating { $0.\(raw: field.identifier) = \(raw: field.argument) }
         }
         """
     }
@@ -102,8 +100,8 @@ extension ModelDescription {
         if required.isEmpty {
             body = "self"
         } else {
-            let assignments = required.map { "fields.\($0.identifier) = \($0.identifier) ?? fields.\($0.identifier)" }
-            body = "var fields = \(fields(of: "self"))\n\(assignments.joined(separator: "\n"))\nreturn \(model(from: "fields"))"
+            let assignments = required.map { "$0.\($0.identifier) = \($0.identifier) ?? $0.\($0.identifier)" }
+            body = "updating {\n\(assignments.joined(separator: "\n"))\n}"
         }
         return """
             /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
@@ -284,9 +282,43 @@ extension ModelDescription {
             /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
             \(raw: access)func completed() throws(Amber.IncompleteValueError) -> \(raw: alias) {
             \(raw: completion)
-            }\(raw: mirroredCodingKeys)
+            }\(raw: partialCodingThroughModel ? partialCodingMembers : mirroredCodingKeys)
             }
             """
+    }
+
+    /// `Partial`'s `encode(to:)` and `init(from:)` where it cannot synthesize them as the model
+    /// does: the model's encoding, so only a complete partial encodes.
+    private var partialCodingMembers: String {
+        let access = typeAccess.modifier
+        var members: [String] = []
+        if mirroredConformances.contains("Codable") || mirroredConformances.contains("Encodable") {
+            members.append(
+                """
+                /// Encodes the completed value as the model does.
+                /// - Throws: `EncodingError.invalidValue` while a non-optional field is `nil`.
+                \(access)func encode(to encoder: any Encoder) throws {
+                let value: \(Self.selfAlias)
+                do {
+                value = try completed()
+                } catch {
+                throw EncodingError.invalidValue(
+                self, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\\(error)"))
+                }
+                try value.encode(to: encoder)
+                }
+                """)
+        }
+        if mirroredConformances.contains("Codable") || mirroredConformances.contains("Decodable") {
+            members.append(
+                """
+                /// Decodes the model's encoding.
+                \(access)init(from decoder: any Decoder) throws {
+                self.init(try \(Self.selfAlias)(from: decoder))
+                }
+                """)
+        }
+        return members.map { "\n\n\($0)" }.joined()
     }
 
     private var partialTypeProperty: DeclSyntax {

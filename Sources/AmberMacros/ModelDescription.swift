@@ -79,7 +79,8 @@ struct ModelDescription {
     let typeAccess: AccessLevel
     let fields: [Field]
     /// Protocols among Sendable, Equatable, Hashable, Codable, Encodable and Decodable
-    /// that `Partial` declares too: those the struct declares and that it can synthesize.
+    /// that `Partial` declares too: those the struct declares and that it can synthesize, and
+    /// the coding ones through the model where it cannot.
     let mirroredConformances: [String]
     /// The protocols `Draft` declares: every one of those the struct declares.
     let draftConformances: [String]
@@ -89,6 +90,8 @@ struct ModelDescription {
     /// Whether `Draft` encodes and decodes through the model: the model writes `init(from:)` or
     /// `encode(to:)` itself, or a field cannot be coded, or `CodingKeys` leaves a field out.
     let draftCodingThroughModel: Bool
+    /// Whether `Partial` encodes (once complete) and decodes through the model: it cannot synthesize them.
+    let partialCodingThroughModel: Bool
     /// The names of the nested mirrors: `Draft` and `Partial`, unless a field's type names an
     /// app type so (then `ImmutableDraft`, `ImmutablePartial`, reached as `Model.Draft` through
     /// `ImmutableModel`), which a nested `Draft` would capture.
@@ -169,7 +172,10 @@ struct ModelDescription {
             declared.contains("Codable")
             ? ["Codable"] : ["Encodable", "Decodable"].filter(declared.contains)
         draft += coding
-        if synthesizesCoding {
+        if !synthesizesCoding {
+            // Through the model, as `Draft`.
+            mirrored += coding
+        } else {
             if declared.contains("Codable") {
                 mirrored.append(decodable ? "Codable" : "Encodable")
             } else {
@@ -186,6 +192,7 @@ struct ModelDescription {
             draftConformances: draft,
             draftEqualityThroughModel: equality != nil && (hasFunctionField || handWritten.equality),
             draftCodingThroughModel: !coding.isEmpty && (!synthesizesCoding || !decodable),
+            partialCodingThroughModel: !coding.isEmpty && !synthesizesCoding,
             draftName: mentions("Draft") ? "ImmutableDraft" : "Draft",
             partialName: mentions("Partial") ? "ImmutablePartial" : "Partial",
             hasIgnoredProperties: !reader.ignoredProperties.isEmpty,

@@ -25,7 +25,8 @@ extension AttributeListSyntax {
     /// The first attribute that can only be a property wrapper: not a compiler attribute, not `@Merge`.
     var propertyWrapperName: String? {
         let known: Set = [
-            "available", "Merge", "ImmutableIgnored", "ImmutableDefault", "MainActor", "preconcurrency", "objc", "nonobjc", "inlinable",
+            "available", "Merge", "ImmutableIgnored", "ImmutableDefault", "MainActor", "preconcurrency", "objc",
+            "nonobjc", "inlinable",
             "usableFromInline",
         ]
         return lazy.compactMap { $0.as(AttributeSyntax.self)?.attributeName.lastNameComponent }

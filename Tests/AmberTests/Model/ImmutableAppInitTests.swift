@@ -297,6 +297,10 @@ struct TapCount: Hashable, Sendable {
         #expect(Event(try JSONDecoder().decode(Event.Draft.self, from: data)).name == "launch")
         #expect(event.draft == event.with(name: "renamed").draft, "equal as the model says: by id")
         #expect(Set([event.draft, event.with(name: "other").draft]).count == 1, "hashed as the model")
+        var partial = try JSONDecoder().decode(Event.Partial.self, from: Data(#"{"event_id": 3}"#.utf8))
+        #expect(partial.name == "untitled", "a partial decodes through the model too")
+        partial.name = "renamed"
+        #expect(try JSONDecoder().decode(Event.self, from: JSONEncoder().encode(partial)).id == 3)
     }
 
     @Test func defaultsOfTheGeneratedInitializer() {
