@@ -86,6 +86,15 @@ enum Mail {
     }
 }
 
+/// A model named `Draft` whose field names it so.
+enum Discussion {
+    @Immutable
+    struct Draft: Hashable, Sendable {
+        let text: String
+        let replies: [Draft]
+    }
+}
+
 // MARK: A model nested in a private type
 
 struct ContentView {
@@ -262,6 +271,15 @@ struct TapCount: Hashable, Sendable {
         #expect(generic(message) == mirror)
         let data = try JSONEncoder().encode(message)
         #expect(try JSONDecoder().decode(Mail.Message.Draft.self, from: data) == mirror)
+    }
+
+    @Test func modelNamedDraftNamesItselfByName() {
+        let reply = Discussion.Draft(text: "re", replies: [])
+        let draft = Discussion.Draft(text: "a", replies: [reply])
+        #expect(draft.replies == [reply])
+        let mirror: Discussion.Draft.Draft = draft.makeDraft()
+        #expect(Discussion.Draft(mirror) == draft)
+        #expect(draft.updating { $0.replies.append(reply) }.replies.count == 2)
     }
 
     @Test func modelsNestedInPrivateTypes() throws {
