@@ -53,14 +53,27 @@ func writeInTheBackground(_ body: @Sendable () throws -> Void) throws {
 
     @Test func rowObserversOfAListDoNotOutliveTheirRows() throws {
         let store = IdentityStore<Person>()
-        let shown = Screen()
-        for index in 0..<100 {
+        var shown: [Screen] = []
+        for index in 0..<1_000 {
             let row = Screen()
             store.addObserver(row, id: "\(index)") { _, _ in }
-            store.addObserver(shown, id: "\(index)") { _, _ in }
+            shown.append(row)
+            if shown.count > 30 { shown.removeFirst() }
+            try store.add(Person(id: "other", name: "", age: index))
         }
-        try store.add(jack)
-        #expect(store.mainActorObserverCount == 100, "the rows still shown, and no row that is gone")
+        #expect(store.mainActorObserverCount == 30, "the rows shown, and none of those scrolled away")
+    }
+
+    @Test func manyObserversOfGoneOwnersAreDroppedWithinAFewWrites() throws {
+        let store = IdentityStore<Person>()
+        var owners = (0..<1_000).map { _ in Screen() }
+        for (index, owner) in owners.enumerated() { store.addObserver(owner, id: "\(index)") { _, _ in } }
+        owners.removeAll()
+        let writes = 1_000 / MainActorObservers<Person>.patrolStep + 1
+        for index in 0..<writes { try store.add(Person(id: "other", name: "", age: index)) }
+        #expect(store.mainActorObserverCount == 0, "each write checks \(MainActorObservers<Person>.patrolStep)")
+        try writeInTheBackground { try store.add(Person(id: "other", name: "", age: -1)) }
+        #expect(store.delivery.pendingCount == 0)
     }
 
     @Test func valuesEndWhenTheObservableValueIsReleased() async throws {
