@@ -42,7 +42,8 @@
 /// `Decodable` that the type declares. Where the model writes `==`/`hash(into:)` or
 /// `init(from:)`/`encode(to:)` itself, or a field has a function type, `Draft` compares, hashes,
 /// encodes and decodes through the model, so a draft is the model's JSON and equal as the model
-/// says. `Partial` conforms to those it can synthesize. Both use the struct's `CodingKeys`.
+/// says. `Partial` conforms to those it can synthesize, and codes through the model where it
+/// cannot (encoding only once complete). Both use the struct's `CodingKeys`.
 ///
 /// Generated names do not capture the app's: when a field's type names an app type `Draft` or
 /// `Partial`, the mirrors are declared as `ImmutableDraft` and `ImmutablePartial`, and are still
