@@ -1,7 +1,7 @@
 import SwiftSyntax
 import SwiftSyntaxMacros
 
-/// `@Merge(...)` and `@ImmutableIgnored`: markers on a property that `@Immutable` reads; they add nothing themselves.
+/// `@Merge(...)`, `@ImmutableIgnored` and `@ImmutableDefault(...)`: markers on a property that `@Immutable` reads; they add nothing themselves.
 public struct FieldMarkerMacro: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,

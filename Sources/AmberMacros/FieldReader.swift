@@ -5,6 +5,8 @@ import SwiftSyntax
 struct FieldReader {
     let typeName: String
     let members: MemberBlockItemListSyntax
+    /// Types declared in the struct and its generic parameters: never function typealiases.
+    let knownTypes: Set<String>
     let diagnose: ((Diagnostic) -> Void)?
     var fields: [ModelDescription.Field] = []
     var isValid = true
@@ -15,9 +17,13 @@ struct FieldReader {
     /// Properties marked `@ImmutableIgnored` that something must still initialize.
     var ignoredProperties: [(name: String, attribute: AttributeSyntax)] = []
 
-    init(typeName: String, members: MemberBlockItemListSyntax, diagnose: ((Diagnostic) -> Void)?) {
+    init(
+        typeName: String, members: MemberBlockItemListSyntax, knownTypes: Set<String>,
+        diagnose: ((Diagnostic) -> Void)?
+    ) {
         self.typeName = typeName
         self.members = members
+        self.knownTypes = knownTypes
         self.diagnose = diagnose
     }
 
@@ -74,11 +80,8 @@ struct FieldReader {
                 continue
             }
             let type = annotation.trimmed
-            // Inside a model named `Draft` or `Partial`, its bare name means the generated nested struct.
-            if ["Draft", "Partial"].contains(typeName) && type.mentions(typeName) {
-                fail(annotation, .modelNamedLikeGeneratedType(name: typeName))
-                continue
-            }
+            let aliases = members.functionTypeAliases
+            let isFunction = type.isFunction(aliases: aliases)
             fields.append(
                 ModelDescription.Field(
                     identifier: pattern.identifier.trimmed.text,
@@ -86,7 +89,11 @@ struct FieldReader {
                     type: type,
                     mirroredType: type.spellingModel(named: typeName, as: ModelDescription.selfAlias),
                     isOptional: type.isOptional,
-                    isFunction: type.isFunction(aliases: members.functionTypeAliases),
+                    isFunction: isFunction,
+                    mayBeFunctionAlias: !isFunction
+                        && type.mayBeFunctionAlias(known: knownTypes.union([typeName]).union(aliases)),
+                    defaultValue: variable.attributes.attribute(named: "ImmutableDefault")?
+                        .arguments?.as(LabeledExprListSyntax.self)?.first?.expression.trimmedDescription,
                     access: variable.accessLevel,
                     mergeStrategy: mergeStrategy(of: variable),
                     isDeprecated: variable.attributes.isDeprecated
@@ -104,21 +111,59 @@ struct FieldReader {
             return
         }
         // `let` cannot have `willSet`/`didSet`, so there is no obvious edit for an observed `var`.
-        let fixIts =
-            binding.accessorBlock != nil
-            ? []
-            : [
-                FixIt(
-                    message: ImmutableFixIt.replaceVarWithLet,
-                    changes: [
-                        .replace(
-                            oldNode: Syntax(variable.bindingSpecifier),
-                            newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
-                        )
-                    ]
-                )
-            ]
+        let fixIts = binding.accessorBlock == nil ? [Self.letFixIt(variable, binding: binding)].compactMap { $0 } : []
         fail(binding.pattern, .mutableStoredProperty(name: name), fixIts: fixIts)
+    }
+
+    /// `var x = 0` becomes `@ImmutableDefault(0) let x: Int`: still a field, its default in the
+    /// generated `init`; `let x = 0` would be a constant. `var x: T` becomes `let x: T`. No fix-it
+    /// when the type cannot be written.
+    private static func letFixIt(_ variable: VariableDeclSyntax, binding: PatternBindingSyntax) -> FixIt? {
+        guard let initializer = binding.initializer else {
+            return FixIt(
+                message: ImmutableFixIt.replaceVarWithLet,
+                changes: [
+                    .replace(
+                        oldNode: Syntax(variable.bindingSpecifier),
+                        newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.let))))
+                ])
+        }
+        guard variable.bindings.count == 1,
+            let type = binding.typeAnnotation?.type.trimmedDescription ?? initializer.value.literalTypeName
+        else { return nil }
+        let asLet = variable.with(\.bindingSpecifier, variable.bindingSpecifier.with(\.tokenKind, .keyword(.let)))
+        let value = initializer.value.trimmedDescription
+        // A literal whose type comes from its context gets the field's type written out.
+        let needsType =
+            initializer.value.is(ArrayExprSyntax.self) || initializer.value.is(DictionaryExprSyntax.self)
+            || initializer.value.is(NilLiteralExprSyntax.self)
+            || initializer.value.as(MemberAccessExprSyntax.self)?.base == nil
+                && initializer.value.is(MemberAccessExprSyntax.self)
+        let argument = needsType ? "\(value) as \(type)" : value
+        let newBinding = binding.with(\.initializer, nil)
+            .with(\.pattern, binding.pattern.trimmed)
+            .with(
+                \.typeAnnotation,
+                TypeAnnotationSyntax(
+                    colon: .colonToken(trailingTrivia: .space),
+                    type: TypeSyntax(stringLiteral: type)))
+        let attribute = AttributeSyntax(
+            attributeName: TypeSyntax(stringLiteral: "ImmutableDefault"),
+            leftParen: .leftParenToken(),
+            arguments: .argumentList([LabeledExprSyntax(expression: ExprSyntax(stringLiteral: argument))]),
+            rightParen: .rightParenToken(),
+            trailingTrivia: .space)
+        // The attribute goes first and takes the declaration's indentation.
+        let stripped = asLet.with(\.leadingTrivia, [])
+        let replacement =
+            stripped
+            .with(\.bindings, [newBinding.with(\.trailingTrivia, binding.trailingTrivia)])
+            .with(
+                \.attributes,
+                [.attribute(attribute.with(\.leadingTrivia, variable.leadingTrivia))] + stripped.attributes)
+        return FixIt(
+            message: ImmutableFixIt.replaceVarWithDefaultedLet(type: type),
+            changes: [.replace(oldNode: Syntax(variable), newNode: Syntax(replacement))])
     }
 
     private mutating func mergeStrategy(of variable: VariableDeclSyntax) -> ModelDescription.MergeStrategy {
@@ -146,12 +191,38 @@ struct FieldReader {
         return .standard
     }
 
-    /// A property left out of the memberwise initializer must be set by an initializer the user wrote.
-    mutating func checkIgnoredProperties(hasMemberwiseInit: Bool) {
-        guard !hasMemberwiseInit else { return }
-        let labels = fields.map { "\($0.name):" }.joined()
-        for (name, attribute) in ignoredProperties {
-            fail(attribute, .ignoredPropertyNotInitialized(name: name, initializer: "init(\(labels))"))
+    /// A property left out of the memberwise initializer must be set by an initializer the user
+    /// wrote, which every copy then goes through: it must take the fields as they are, and not fail.
+    mutating func checkIgnoredProperties(memberwiseInit: InitializerDeclSyntax?) {
+        guard let (name, attribute) = ignoredProperties.first else { return }
+        let signature = fields.map { "\($0.name): \($0.type.trimmedDescription)" }.joined(separator: ", ")
+        guard let memberwiseInit else {
+            for (name, attribute) in ignoredProperties {
+                fail(attribute, .ignoredPropertyNotInitialized(name: name, initializer: "init(\(signature))"))
+            }
+            return
+        }
+        let types = memberwiseInit.signature.parameterClause.parameters.map { $0.type.withoutAttributes }
+        if memberwiseInit.optionalMark != nil || memberwiseInit.signature.effectSpecifiers?.throwsClause != nil
+            || types != fields.map(\.type.trimmedDescription)
+        {
+            fail(attribute, .ignoredPropertyNeedsPlainInitializer(name: name, initializer: "init(\(signature))"))
+        }
+    }
+
+    /// `Draft` and `Partial` hold the fields in properties that the model must see, which a
+    /// `private` type nested in the model cannot be the type of.
+    mutating func checkPrivateTypes(_ privateTypes: [(name: String, modifier: DeclModifierSyntax)]) {
+        for (name, modifier) in privateTypes {
+            guard let field = fields.first(where: { $0.type.namesUnqualified(name) }) else { continue }
+            let fixIt = FixIt(
+                message: ImmutableFixIt.makeFileprivate(name: name),
+                changes: [
+                    .replace(
+                        oldNode: Syntax(modifier),
+                        newNode: Syntax(modifier.with(\.name, modifier.name.with(\.tokenKind, .keyword(.fileprivate)))))
+                ])
+            fail(modifier, .privateFieldType(typeName: name, field: field.name), fixIts: [fixIt])
         }
     }
 

@@ -12,8 +12,9 @@ enum ImmutableDiagnostic: DiagnosticMessage {
     case reservedName(name: String)
     case unknownMergeStrategy(String)
     case unknownLatestField(name: String)
-    case modelNamedLikeGeneratedType(name: String)
     case ignoredPropertyNotInitialized(name: String, initializer: String)
+    case ignoredPropertyNeedsPlainInitializer(name: String, initializer: String)
+    case privateFieldType(typeName: String, field: String)
     case mergeStrategyWithoutMerge(typeName: String)
 
     var message: String {
@@ -38,11 +39,15 @@ enum ImmutableDiagnostic: DiagnosticMessage {
             "'@Immutable' cannot generate an initializer parameter named '\(name)'; rename the property"
         case .unknownMergeStrategy(let strategy):
             "unknown merge strategy '\(strategy)'; use .union, .counter, .mine, .theirs or .latest(by: \"field\")"
-        case .modelNamedLikeGeneratedType(let name):
-            "inside the model, '\(name)' names the '\(name)' that '@Immutable' generates; write 'Self' for the model"
         case .ignoredPropertyNotInitialized(let name, let initializer):
             "'@ImmutableIgnored' leaves '\(name)' out of the generated initializer; "
                 + "give it an initial value, or write '\(initializer)' that sets it"
+        case .ignoredPropertyNeedsPlainInitializer(let name, let initializer):
+            "'@ImmutableIgnored' leaves '\(name)' to the initializer with the fields' labels, which every copy goes "
+                + "through; it must be '\(initializer)', taking each field as declared, and neither fail nor throw"
+        case .privateFieldType(let typeName, let field):
+            "'\(field)' is mirrored in 'Draft' and 'Partial', which cannot hold a 'private' type of the model; "
+                + "make '\(typeName)' 'fileprivate'"
         case .mergeStrategyWithoutMerge(let typeName):
             "'@Merge' has no 'merge' to act on: '\(typeName)' is not Mergeable; "
                 + "declare 'Equatable' or 'Hashable', or write '@Immutable(mergeable: true)'"
@@ -64,8 +69,9 @@ enum ImmutableDiagnostic: DiagnosticMessage {
             case .reservedName: "reservedName"
             case .unknownMergeStrategy: "unknownMergeStrategy"
             case .unknownLatestField: "unknownLatestField"
-            case .modelNamedLikeGeneratedType: "modelNamedLikeGeneratedType"
             case .ignoredPropertyNotInitialized: "ignoredPropertyNotInitialized"
+            case .ignoredPropertyNeedsPlainInitializer: "ignoredPropertyNeedsPlainInitializer"
+            case .privateFieldType: "privateFieldType"
             case .mergeStrategyWithoutMerge: "mergeStrategyWithoutMerge"
             }
         return MessageID(domain: "AmberMacros", id: id)
@@ -77,14 +83,25 @@ enum ImmutableDiagnostic: DiagnosticMessage {
 /// The fix-its attached to ``ImmutableDiagnostic``.
 enum ImmutableFixIt: FixItMessage {
     case replaceVarWithLet
+    case replaceVarWithDefaultedLet(type: String)
+    case makeFileprivate(name: String)
 
     var message: String {
         switch self {
         case .replaceVarWithLet: "Replace 'var' with 'let'"
+        case .replaceVarWithDefaultedLet(let type):
+            "Replace with 'let' of type '\(type)', its initial value the default of the generated initializer"
+        case .makeFileprivate(let name): "Make '\(name)' 'fileprivate'"
         }
     }
 
     var fixItID: MessageID {
-        MessageID(domain: "AmberMacros", id: "replaceVarWithLet")
+        let id =
+            switch self {
+            case .replaceVarWithLet: "replaceVarWithLet"
+            case .replaceVarWithDefaultedLet: "replaceVarWithDefaultedLet"
+            case .makeFileprivate: "makeFileprivate"
+            }
+        return MessageID(domain: "AmberMacros", id: id)
     }
 }

@@ -17,8 +17,8 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
         guard var model = ModelDescription.read(declaration, attribute: node, diagnose: context.diagnose) else {
             return []
         }
-        if let structDecl = declaration.as(StructDeclSyntax.self), structDecl.accessLevel == .private,
-            !context.lexicalContext.isEmpty
+        if let structDecl = declaration.as(StructDeclSyntax.self),
+            !isNameableAtFileScope(structDecl, lexicalContext: context.lexicalContext)
         {
             let declared = structDecl.inheritanceClause?.inheritedTypes.flatMap(\.type.protocolNames) ?? []
             model.conformsToImmutableModel = declared.contains("ImmutableModel")
@@ -35,9 +35,12 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
     ) throws -> [ExtensionDeclSyntax] {
         // The member role reports the problems; reporting them twice helps nobody.
         guard let model = ModelDescription.read(declaration, attribute: node, diagnose: nil) else { return [] }
-        // A private nested type cannot be named at file scope, where extensions go. Its members are
-        // generated all the same, and satisfy the conformances that the type declares itself.
-        if declaration.as(StructDeclSyntax.self)?.accessLevel == .private && type.is(MemberTypeSyntax.self) {
+        // A private nested type, or one nested in a private type, cannot be named at file scope,
+        // where extensions go. Its members are generated all the same, and satisfy the
+        // conformances that the type declares itself.
+        if let structDecl = declaration.as(StructDeclSyntax.self),
+            !isNameableAtFileScope(structDecl, lexicalContext: context.lexicalContext)
+        {
             return []
         }
         let requested = Set(protocols.map(\.lastNameComponent))
@@ -49,5 +52,21 @@ public struct ImmutableMacro: MemberMacro, ExtensionMacro {
             extensions.append(try ExtensionDeclSyntax("nonisolated extension \(type.trimmed): Amber.Mergeable {}"))
         }
         return extensions
+    }
+
+    /// Whether an extension at file scope can name the struct: no type on the way to it, itself
+    /// included, is `private`, except the outermost, which a `private` at file scope leaves visible in the file.
+    private static func isNameableAtFileScope(_ structDecl: StructDeclSyntax, lexicalContext: [Syntax]) -> Bool {
+        // Innermost first.
+        let enclosing = lexicalContext.compactMap { context -> AccessLevel? in
+            if let decl = context.as(StructDeclSyntax.self) { return decl.accessLevel }
+            if let decl = context.as(ClassDeclSyntax.self) { return decl.accessLevel }
+            if let decl = context.as(EnumDeclSyntax.self) { return decl.accessLevel }
+            if let decl = context.as(ActorDeclSyntax.self) { return decl.accessLevel }
+            if context.is(ExtensionDeclSyntax.self) { return .internal }
+            return nil
+        }
+        let path = [structDecl.accessLevel] + enclosing
+        return !path.dropLast().contains(.private)
     }
 }

@@ -5,13 +5,17 @@ import SwiftSyntaxBuilder
 extension ModelDescription {
     var members: [DeclSyntax] {
         var members: [DeclSyntax] = hasMemberwiseInit ? [] : [memberwiseInit]
+        members.append(storingInit)
         members += fields.map(withMethod)
         members += [updateMethod, selfAliasDeclaration, draftStruct, draftInit, makeDraftMethod]
         // A field named `draft` keeps its name; generic code still reaches the draft through `ImmutableModel`.
         if !hasDraftField { members.append(draftProperty) }
-        members += [updatingMethod, partialStruct, fieldNamesProperty]
+        members += [updatingMethod, partialStruct]
+        // Renamed, the builder is `ImmutableModel`'s `Partial` through this witness.
+        if partialName != "Partial" { members.append(partialTypeProperty) }
+        members.append(fieldNamesProperty)
         if isMergeable { members.append(mergeMethod) }
-        if usesStorageWitnesses { members += deprecatedFieldWitnesses }
+        if usesStorageWitnesses { members.append(deprecatedFieldsWitness) }
         return members
     }
 
@@ -30,15 +34,29 @@ extension ModelDescription {
         fields.map { "\($0.name): \(value($0))" }.joined(separator: ", ")
     }
 
+    /// The fields of `value` as a `Draft`: read through `ImmutableModel` where a field is deprecated.
+    private func fields(of value: String) -> String {
+        usesStorageWitnesses ? "Amber._immutableFields(of: \(value))" : "\(value).makeDraft()"
+    }
+
+    /// The model holding exactly the fields of the draft `fields`, through the generated storing
+    /// initializer, never through one the app wrote (whose labels may match but whose meaning may not).
+    private func model(from fields: String, named name: String = "Self") -> String {
+        usesStorageWitnesses ? "Amber._immutableModel(fields: \(fields))" : "\(name)(_immutableFields: \(fields))"
+    }
+
     private var memberwiseInit: DeclSyntax {
         let parameters =
             fields
-            .map { "\($0.name): \($0.parameterType)\($0.isOptional ? " = nil" : "")" }
+            .map { field in
+                let defaultValue = field.defaultValue ?? (field.isOptional ? "nil" : nil)
+                return "\(field.name): \(field.parameterType)\(defaultValue.map { " = \($0)" } ?? "")"
+            }
             .joined(separator: ", ")
         let assignments =
             usesStorageWitnesses
-            ? "self = Amber._immutableModel(fields: Draft(\(arguments { $0.identifier })))"
-            : fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
+            ? "self = Amber._immutableModel(fields: \(draftName)(\(arguments { $0.argument })))"
+            : fields.map { "self.\($0.identifier) = \($0.argument)" }.joined(separator: "\n")
         return """
             \(raw: access(exposing: fields))nonisolated init(\(raw: parameters)) {
             \(raw: assignments)
@@ -46,27 +64,40 @@ extension ModelDescription {
             """
     }
 
-    private func withMethod(_ field: Field) -> DeclSyntax {
+    /// The one initializer every generated member builds values with.
+    ///
+    /// It stores each field as given; with `@ImmutableIgnored` properties, which only the app's
+    /// initializer can compute, it goes through that initializer (checked to take the fields as declared).
+    private var storingInit: DeclSyntax {
         let body =
+            hasIgnoredProperties
+            ? "self.init(\(arguments { "fields.\($0.identifier)" }))"
+            : fields.map { "self.\($0.identifier) = fields.\($0.identifier)" }.joined(separator: "\n")
+        let deprecation =
             usesStorageWitnesses
-            ? "updating { $0.\(field.identifier) = \(field.identifier) }"
-            : "Self(\(arguments { $0.name == field.name ? $0.identifier : "self.\($0.identifier)" }))"
+            ? "@available(*, deprecated, message: \"writes deprecated fields for @Immutable; use init(_:)\")\n" : ""
         return """
-            /// A copy with `\(raw: field.name)` replaced\(raw: field.isOptional ? "; `nil` clears it" : "").
-            \(raw: access(exposing: [field]))nonisolated func with(\(raw: field.name): \(raw: field.parameterType)) -> Self {
+            /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+            \(raw: deprecation)\(raw: typeAccess.modifier)nonisolated init(_immutableFields fields: \(raw: draftName)) {
             \(raw: body)
             }
             """
+    }
+
+    private func withMethod(_ field: Field) -> DeclSyntax {
+        """
+        /// A copy with `\(raw: field.name)` replaced\(raw: field.isOptional ? "; `nil` clears it" : "").
+        \(raw: access(exposing: [field]))nonisolated func with(\(raw: field.name): \(raw: field.parameterType)) -> Self {
+        updating { $0.\(raw: field.identifier) = \(raw: field.argument) }
+        }
+        """
     }
 
     private var updateMethod: DeclSyntax {
         let required = fields.filter { !$0.isOptional }
         let parameters = required.map { "\($0.name): \($0.optionalType) = nil" }.joined(separator: ", ")
         let body: String
-        if !usesStorageWitnesses {
-            body =
-                "Self(\(arguments { $0.isOptional ? "self.\($0.identifier)" : "\($0.identifier) ?? self.\($0.identifier)" }))"
-        } else if required.isEmpty {
+        if required.isEmpty {
             body = "self"
         } else {
             let assignments = required.map { "$0.\($0.identifier) = \($0.identifier) ?? $0.\($0.identifier)" }
@@ -88,8 +119,8 @@ extension ModelDescription {
         """
     }
 
-    private var conformanceClause: String {
-        mirroredConformances.isEmpty ? "" : ": " + mirroredConformances.joined(separator: ", ")
+    private func conformanceClause(_ conformances: [String]) -> String {
+        conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
     }
 
     /// The `CodingKeys` of the model, so that its JSON decodes as its `Draft` and `Partial`.
@@ -97,24 +128,73 @@ extension ModelDescription {
         codingKeys.map { "\n\n\($0.trimmedDescription)" } ?? ""
     }
 
+    /// `Draft`'s `==`, `hash(into:)`, `encode(to:)` and `init(from:)` where it cannot synthesize
+    /// them as the model does: through the model, so that a draft compares, hashes and codes as it.
+    private var draftConformanceMembers: String {
+        let access = typeAccess.modifier
+        var members: [String] = []
+        if draftEqualityThroughModel {
+            members.append(
+                """
+                /// Compares as the model does.
+                \(access)static func == (lhs: Self, rhs: Self) -> Bool {
+                \(Self.selfAlias)(lhs) == \(Self.selfAlias)(rhs)
+                }
+                """)
+            if draftConformances.contains("Hashable") {
+                members.append(
+                    """
+                    /// Hashes as the model does.
+                    \(access)func hash(into hasher: inout Hasher) {
+                    \(Self.selfAlias)(self).hash(into: &hasher)
+                    }
+                    """)
+            }
+        }
+        if draftCodingThroughModel {
+            if draftConformances.contains("Codable") || draftConformances.contains("Encodable") {
+                members.append(
+                    """
+                    /// Encodes as the model does.
+                    \(access)func encode(to encoder: any Encoder) throws {
+                    try \(Self.selfAlias)(self).encode(to: encoder)
+                    }
+                    """)
+            }
+            if draftConformances.contains("Codable") || draftConformances.contains("Decodable") {
+                let read =
+                    usesStorageWitnesses
+                    ? "Amber._immutableFields(of: try \(Self.selfAlias)(from: decoder))"
+                    : "try \(Self.selfAlias)(from: decoder).makeDraft()"
+                members.append(
+                    """
+                    /// Decodes the model's encoding.
+                    \(access)init(from decoder: any Decoder) throws {
+                    self = \(read)
+                    }
+                    """)
+            }
+        }
+        return members.map { "\n\n\($0)" }.joined()
+    }
+
     private var draftStruct: DeclSyntax {
         let properties = fields.map {
             "\(mirrorAccess(of: $0).modifier)var \($0.identifier): \($0.mirroredType.trimmedDescription)"
         }
         .joined(separator: "\n")
-        let parameters = fields.map {
-            "\($0.name): \($0.isFunction ? "@escaping \($0.mirroredType.unparenthesized.trimmedDescription)" : $0.mirroredType.trimmedDescription)"
-        }.joined(separator: ", ")
-        let assignments = fields.map { "self.\($0.identifier) = \($0.identifier)" }.joined(separator: "\n")
+        let parameters = fields.map { "\($0.name): \($0.mirroredParameterType)" }.joined(separator: ", ")
+        let assignments = fields.map { "self.\($0.identifier) = \($0.argument)" }.joined(separator: "\n")
         let initAccess = fields.reduce(typeAccess) { min($0, mirrorAccess(of: $1)) }
+        let codingKeys = draftCodingThroughModel ? "" : mirroredCodingKeys
         return """
             /// A mutable mirror of `\(raw: typeName)`, turned back into a value with `\(raw: typeName)(draft)`.
-            \(raw: typeAccess.modifier)nonisolated struct Draft\(raw: conformanceClause) {
+            \(raw: typeAccess.modifier)nonisolated struct \(raw: draftName)\(raw: conformanceClause(draftConformances)) {
             \(raw: properties)
 
             \(raw: initAccess.modifier)init(\(raw: parameters)) {
             \(raw: assignments)
-            }\(raw: mirroredCodingKeys)
+            }\(raw: codingKeys)\(raw: draftConformanceMembers)
             }
             """
     }
@@ -122,8 +202,8 @@ extension ModelDescription {
     private var draftInit: DeclSyntax {
         """
         /// Creates a value from a finished draft.
-        \(raw: typeAccess.modifier)nonisolated init(_ draft: Draft) {
-        self.init(\(raw: arguments { "draft.\($0.identifier)" }))
+        \(raw: typeAccess.modifier)nonisolated init(_ draft: \(raw: draftName)) {
+        \(raw: usesStorageWitnesses ? "self = Amber._immutableModel(fields: draft)" : "self.init(_immutableFields: draft)")
         }
         """
     }
@@ -131,8 +211,8 @@ extension ModelDescription {
     private var makeDraftMethod: DeclSyntax {
         """
         /// A mutable copy of this value's fields\(raw: hasDraftField ? "; `draft` in generic code" : ", as `draft`").
-        \(raw: typeAccess.modifier)nonisolated func makeDraft() -> Draft {
-        \(raw: usesStorageWitnesses ? "Amber._immutableFields(of: self)" : "Draft(\(arguments { "self.\($0.identifier)" }))")
+        \(raw: typeAccess.modifier)nonisolated func makeDraft() -> \(raw: draftName) {
+        \(raw: usesStorageWitnesses ? "Amber._immutableFields(of: self)" : "\(draftName)(\(arguments { "self.\($0.identifier)" }))")
         }
         """
     }
@@ -140,7 +220,7 @@ extension ModelDescription {
     private var draftProperty: DeclSyntax {
         """
         /// A mutable copy of this value's fields.
-        \(raw: typeAccess.modifier)nonisolated var draft: Draft {
+        \(raw: typeAccess.modifier)nonisolated var draft: \(raw: draftName) {
         makeDraft()
         }
         """
@@ -149,10 +229,10 @@ extension ModelDescription {
     private var updatingMethod: DeclSyntax {
         """
         /// A copy with several fields edited at once through a `Draft`, optional fields included.
-        \(raw: typeAccess.modifier)nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
-        var draft = self.makeDraft()
+        \(raw: typeAccess.modifier)nonisolated func updating(_ edit: (inout \(raw: draftName)) throws -> Void) rethrows -> Self {
+        var draft = \(raw: fields(of: "self"))
         try edit(&draft)
-        return Self(draft)
+        return \(raw: model(from: "draft"))
         }
         """
     }
@@ -166,9 +246,10 @@ extension ModelDescription {
             + fields.map { "self.\($0.identifier) = value.\($0.identifier)" }
         let copying = copies.joined(separator: "\n")
         let required = fields.filter { !$0.isOptional }
+        let draft = "\(alias).\(draftName)(\(arguments { $0.isOptional ? "self.\($0.identifier)" : $0.identifier }))"
         let completion: String
         if required.isEmpty {
-            completion = "return \(alias)(\(arguments { "self.\($0.identifier)" }))"
+            completion = "return \(model(from: draft, named: alias))"
         } else {
             let bindings = required.map { "let \($0.identifier) = self.\($0.identifier)" }.joined(separator: ", ")
             let checks =
@@ -181,13 +262,13 @@ extension ModelDescription {
                 \(checks)
                 throw Amber.IncompleteValueError(typeName: "\(typeName)", missingFields: missingFields)
                 }
-                return \(alias)(\(arguments { $0.isOptional ? "self.\($0.identifier)" : $0.identifier }))
+                return \(model(from: draft, named: alias))
                 """
         }
         let access = typeAccess.modifier
         return """
             /// `\(raw: typeName)` under construction: every field optional until `completed()`.
-            \(raw: access)nonisolated struct Partial\(raw: conformanceClause) {
+            \(raw: access)nonisolated struct \(raw: partialName)\(raw: conformanceClause(mirroredConformances)) {
             \(raw: properties)
 
             /// An empty partial value.
@@ -201,9 +282,52 @@ extension ModelDescription {
             /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
             \(raw: access)func completed() throws(Amber.IncompleteValueError) -> \(raw: alias) {
             \(raw: completion)
-            }\(raw: mirroredCodingKeys)
+            }\(raw: partialCodingThroughModel ? partialCodingMembers : mirroredCodingKeys)
             }
             """
+    }
+
+    /// `Partial`'s `encode(to:)` and `init(from:)` where it cannot synthesize them as the model
+    /// does: the model's encoding, so only a complete partial encodes.
+    private var partialCodingMembers: String {
+        let access = typeAccess.modifier
+        var members: [String] = []
+        if mirroredConformances.contains("Codable") || mirroredConformances.contains("Encodable") {
+            members.append(
+                """
+                /// Encodes the completed value as the model does.
+                /// - Throws: `EncodingError.invalidValue` while a non-optional field is `nil`.
+                \(access)func encode(to encoder: any Encoder) throws {
+                let value: \(Self.selfAlias)
+                do {
+                value = try completed()
+                } catch {
+                throw EncodingError.invalidValue(
+                self, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\\(error)"))
+                }
+                try value.encode(to: encoder)
+                }
+                """)
+        }
+        if mirroredConformances.contains("Codable") || mirroredConformances.contains("Decodable") {
+            members.append(
+                """
+                /// Decodes the model's encoding.
+                \(access)init(from decoder: any Decoder) throws {
+                self.init(try \(Self.selfAlias)(from: decoder))
+                }
+                """)
+        }
+        return members.map { "\n\n\($0)" }.joined()
+    }
+
+    private var partialTypeProperty: DeclSyntax {
+        """
+        /// The builder, `Partial` in `ImmutableModel`.
+        \(raw: typeAccess.modifier)nonisolated static var _immutablePartialType: \(raw: partialName).Type {
+        \(raw: partialName).self
+        }
+        """
     }
 
     private var fieldNamesProperty: DeclSyntax {
@@ -225,14 +349,15 @@ extension ModelDescription {
             let theirs = Amber._immutableFields(of: theirs)
 
             """ : ""
+        let start = usesStorageWitnesses ? "mine" : "mine.makeDraft()"
         let body =
             fields.isEmpty
             ? "Amber.MergeResult(value: mine, conflicts: [])"
             : """
             \(reads)var conflicts: [String] = []
-            let value = Self(
-            \(fields.map(mergedArgument).joined(separator: ",\n"))
-            )
+            var merged = \(start)
+            \(fields.map(mergedAssignment).joined(separator: "\n"))
+            let value: Self = \(model(from: "merged"))
             return Amber.MergeResult(value: value, conflicts: conflicts)
             """
         return """
@@ -244,34 +369,19 @@ extension ModelDescription {
             """
     }
 
-    /// The only generated code that names deprecated fields: deprecated witnesses, which do not warn
-    /// themselves, called through `ImmutableModel` by the rest, so that their callers do not warn either.
-    private var deprecatedFieldWitnesses: [DeclSyntax] {
-        // An initializer the user wrote may set more than the fields (`@ImmutableIgnored` ones):
-        // go through it. The generated one comes here itself, so this one stores the fields.
-        let storingFields =
-            hasMemberwiseInit
-            ? "self.init(\(arguments { "fields.\($0.identifier)" }))"
-            : fields.map { "self.\($0.identifier) = fields.\($0.identifier)" }.joined(separator: "\n")
-        let message =
-            "@available(*, deprecated, message: \"reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()\")"
-        return [
-            """
-            \(raw: message)
-            \(raw: typeAccess.modifier)nonisolated init(_immutableFields fields: Draft) {
-            \(raw: storingFields)
-            }
-            """,
-            """
-            \(raw: message)
-            \(raw: typeAccess.modifier)nonisolated func _immutableFields() -> Draft {
-            Draft(\(raw: arguments { "self.\($0.identifier)" }))
-            }
-            """,
-        ]
+    /// The only generated code that reads deprecated fields: a deprecated witness, which does not
+    /// warn itself, called through `ImmutableModel` by the rest, so that its callers do not warn
+    /// either. The storing initializer is the one that writes them.
+    private var deprecatedFieldsWitness: DeclSyntax {
+        """
+        @available(*, deprecated, message: "reads deprecated fields for @Immutable; use makeDraft()")
+        \(raw: typeAccess.modifier)nonisolated func _immutableFields() -> \(raw: draftName) {
+        \(raw: draftName)(\(raw: arguments { "self.\($0.identifier)" }))
+        }
+        """
     }
 
-    private func mergedArgument(_ field: Field) -> String {
+    private func mergedAssignment(_ field: Field) -> String {
         let sides = "base: base.\(field.identifier), mine: mine.\(field.identifier), theirs: theirs.\(field.identifier)"
         let call =
             switch field.mergeStrategy {
@@ -283,6 +393,6 @@ extension ModelDescription {
             case .latest(let by):
                 "Amber._mergePreferring(\(sides), mineWins: mine.\(fields.first { $0.name == by }?.identifier ?? by) >= theirs.\(fields.first { $0.name == by }?.identifier ?? by))"
             }
-        return "\(field.name): \(call)"
+        return "merged.\(field.identifier) = \(call)"
     }
 }

@@ -25,7 +25,8 @@ extension AttributeListSyntax {
     /// The first attribute that can only be a property wrapper: not a compiler attribute, not `@Merge`.
     var propertyWrapperName: String? {
         let known: Set = [
-            "available", "Merge", "ImmutableIgnored", "MainActor", "preconcurrency", "objc", "nonobjc", "inlinable",
+            "available", "Merge", "ImmutableIgnored", "ImmutableDefault", "MainActor", "preconcurrency", "objc",
+            "nonobjc", "inlinable",
             "usableFromInline",
         ]
         return lazy.compactMap { $0.as(AttributeSyntax.self)?.attributeName.lastNameComponent }
@@ -62,12 +63,27 @@ extension PatternBindingSyntax {
 }
 
 extension MemberBlockItemListSyntax {
-    /// Whether an initializer takes exactly these argument labels, in this order.
-    func hasInitializer(labels: [String]) -> Bool {
-        contains { member in
-            guard let initializer = member.decl.as(InitializerDeclSyntax.self) else { return false }
+    /// The initializer that takes exactly these argument labels, in this order.
+    func initializer(labels: [String]) -> InitializerDeclSyntax? {
+        lazy.compactMap { $0.decl.as(InitializerDeclSyntax.self) }.first { initializer in
             let parameters = initializer.signature.parameterClause.parameters
             return parameters.map { $0.firstName.text.filter { $0 != "`" } } == labels
+        }
+    }
+
+    /// The names of the types and typealiases declared in the struct.
+    var nestedTypeNames: Set<String> {
+        Set(compactMap { $0.decl.declaredTypeName })
+    }
+
+    /// The `private` types and typealiases declared in the struct, with their `private` modifier.
+    var privateNestedTypes: [(name: String, modifier: DeclModifierSyntax)] {
+        compactMap { member in
+            guard let name = member.decl.declaredTypeName,
+                let modifiers = member.decl.asProtocol(WithModifiersSyntax.self)?.modifiers,
+                let modifier = modifiers.first(where: { AccessLevel($0) == .private })
+            else { return nil }
+            return (name, modifier)
         }
     }
 
@@ -122,7 +138,81 @@ extension MemberBlockItemListSyntax {
     }
 }
 
+extension DeclSyntax {
+    /// The name of a struct, class, enum, actor or typealias declaration.
+    var declaredTypeName: String? {
+        if let decl = self.as(StructDeclSyntax.self) { return decl.name.text }
+        if let decl = self.as(ClassDeclSyntax.self) { return decl.name.text }
+        if let decl = self.as(EnumDeclSyntax.self) { return decl.name.text }
+        if let decl = self.as(ActorDeclSyntax.self) { return decl.name.text }
+        if let decl = self.as(TypeAliasDeclSyntax.self) { return decl.name.text }
+        return nil
+    }
+}
+
+extension ExprSyntax {
+    /// The type of a literal that needs no context: `Int` for `0`, `String` for `"a"`.
+    var literalTypeName: String? {
+        if self.is(IntegerLiteralExprSyntax.self) { return "Int" }
+        if self.is(FloatLiteralExprSyntax.self) { return "Double" }
+        if self.is(StringLiteralExprSyntax.self) { return "String" }
+        if self.is(BooleanLiteralExprSyntax.self) { return "Bool" }
+        if let prefix = self.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-" {
+            return prefix.expression.literalTypeName
+        }
+        return nil
+    }
+}
+
+/// Types of the standard library and Foundation that fields often have: never function types.
+private let knownValueTypes: Set<String> = [
+    "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double", "Float",
+    "Float16", "CGFloat", "Bool", "String", "Substring", "Character", "UUID", "Date", "URL", "Data", "Decimal",
+    "TimeInterval", "Locale", "TimeZone", "Calendar", "DateComponents", "AttributedString", "Duration",
+    "Void", "Never", "Any", "AnyHashable", "Self",
+]
+
 extension TypeSyntax {
+    /// The type as written, without attributes such as `@escaping` or `@Sendable`.
+    var withoutAttributes: String {
+        if let attributed = self.as(AttributedTypeSyntax.self) { return attributed.baseType.withoutAttributes }
+        return trimmedDescription
+    }
+
+    /// Whether the type is a plain name that could be a function typealias declared outside the
+    /// struct: not one of `known`, not a type of the standard library or Foundation.
+    func mayBeFunctionAlias(known: Set<String>) -> Bool {
+        if let identifier = self.as(IdentifierTypeSyntax.self) {
+            return identifier.genericArgumentClause == nil && !known.contains(identifier.name.text)
+                && !knownValueTypes.contains(identifier.name.text)
+        }
+        if let member = self.as(MemberTypeSyntax.self) {
+            return member.genericArgumentClause == nil && member.baseType.trimmedDescription != "Swift"
+                && member.baseType.trimmedDescription != "Foundation"
+        }
+        return false
+    }
+
+    /// Whether a type named `name` is named unqualified anywhere in this type, which a member
+    /// of the model with that name would then capture.
+    func namesUnqualified(_ name: String) -> Bool {
+        final class Finder: SyntaxVisitor {
+            let name: String
+            var found = false
+            init(name: String) {
+                self.name = name
+                super.init(viewMode: .sourceAccurate)
+            }
+            override func visit(_ node: IdentifierTypeSyntax) -> SyntaxVisitorContinueKind {
+                if node.name.text == name { found = true }
+                return .visitChildren
+            }
+        }
+        let finder = Finder(name: name)
+        finder.walk(self)
+        return finder.found
+    }
+
     /// Whether the type is spelled as an optional: `T?`, `T!`, `Optional<T>` or `Swift.Optional<T>`.
     var isOptional: Bool {
         if self.is(OptionalTypeSyntax.self) || self.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return true }
@@ -183,11 +273,6 @@ extension TypeSyntax {
         }
         if let attributed = self.as(AttributedTypeSyntax.self) { return attributed.baseType.protocolNames }
         return [lastNameComponent]
-    }
-
-    /// Whether the type names `name` unqualified, anywhere inside it.
-    func mentions(_ name: String) -> Bool {
-        tokens(viewMode: .sourceAccurate).contains { $0.text == name }
     }
 
     /// This type with `Self` and the model's own bare name replaced by `alias`, for use inside a nested struct.

@@ -32,15 +32,24 @@ struct ImmutableAppCodeMacroTests {
                     self.title = title
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.title = fields.title
+                }
+
                 /// A copy with `title` replaced.
                 nonisolated func with(title: String) -> Self {
-                    Self(title: title)
+                    updating {
+                        $0.title = title
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(title: String? = nil) -> Self {
-                    Self(title: title ?? self.title)
+                    updating {
+                        $0.title = title ?? $0.title
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -57,7 +66,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(title: draft.title)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -74,7 +83,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Screen` under construction: every field optional until `completed()`.
@@ -98,7 +107,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Screen", missingFields: missingFields)
                         }
-                        return ImmutableSelf(title: title)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(title: title))
                     }
                 }
 
@@ -111,9 +120,9 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        title: Amber._mergeField("title", base: base.title, mine: mine.title, theirs: theirs.title, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.title = Amber._mergeField("title", base: base.title, mine: mine.title, theirs: theirs.title, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -147,15 +156,24 @@ struct ImmutableAppCodeMacroTests {
                         self.id = id
                     }
 
+                    /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                    nonisolated init(_immutableFields fields: Draft) {
+                        self.id = fields.id
+                    }
+
                     /// A copy with `id` replaced.
                     nonisolated func with(id: Int) -> Self {
-                        Self(id: id)
+                        updating {
+                            $0.id = id
+                        }
                     }
 
                     /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                     /// Use `with` to change or clear an optional field.
                     nonisolated func update(id: Int? = nil) -> Self {
-                        Self(id: id ?? self.id)
+                        updating {
+                            $0.id = id ?? $0.id
+                        }
                     }
 
                     /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -172,7 +190,7 @@ struct ImmutableAppCodeMacroTests {
 
                     /// Creates a value from a finished draft.
                     nonisolated init(_ draft: Draft) {
-                        self.init(id: draft.id)
+                        self.init(_immutableFields: draft)
                     }
 
                     /// A mutable copy of this value's fields, as `draft`.
@@ -189,7 +207,7 @@ struct ImmutableAppCodeMacroTests {
                     nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                         var draft = self.makeDraft()
                         try edit(&draft)
-                        return Self(draft)
+                        return Self(_immutableFields: draft)
                     }
 
                     /// `Row` under construction: every field optional until `completed()`.
@@ -213,7 +231,7 @@ struct ImmutableAppCodeMacroTests {
                                 }
                                 throw Amber.IncompleteValueError(typeName: "Row", missingFields: missingFields)
                             }
-                            return ImmutableSelf(id: id)
+                            return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id))
                         }
                     }
 
@@ -226,9 +244,9 @@ struct ImmutableAppCodeMacroTests {
                     /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                     nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                         var conflicts: [String] = []
-                        let value = Self(
-                            id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
-                        )
+                        var merged = mine.makeDraft()
+                        merged.id = Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
+                        let value: Self = Self(_immutableFields: merged)
                         return Amber.MergeResult(value: value, conflicts: conflicts)
                     }
                 }
@@ -254,31 +272,48 @@ struct ImmutableAppCodeMacroTests {
                 let role: Role
                 private let passwordHash: String
 
-                private nonisolated init(id: String, role: Role, passwordHash: String) {
+                private nonisolated init(id: String, role: @autoclosure () -> Role, passwordHash: String) {
                     self.id = id
-                    self.role = role
+                    self.role = role()
                     self.passwordHash = passwordHash
+                }
+
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                public nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                    self.role = fields.role
+                    self.passwordHash = fields.passwordHash
                 }
 
                 /// A copy with `id` replaced.
                 public nonisolated func with(id: String) -> Self {
-                    Self(id: id, role: self.role, passwordHash: self.passwordHash)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with `role` replaced.
-                nonisolated func with(role: Role) -> Self {
-                    Self(id: self.id, role: role, passwordHash: self.passwordHash)
+                nonisolated func with(role: @autoclosure () -> Role) -> Self {
+                    updating {
+                        $0.role = role()
+                    }
                 }
 
                 /// A copy with `passwordHash` replaced.
                 private nonisolated func with(passwordHash: String) -> Self {
-                    Self(id: self.id, role: self.role, passwordHash: passwordHash)
+                    updating {
+                        $0.passwordHash = passwordHash
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 private nonisolated func update(id: String? = nil, role: Role? = nil, passwordHash: String? = nil) -> Self {
-                    Self(id: id ?? self.id, role: role ?? self.role, passwordHash: passwordHash ?? self.passwordHash)
+                    updating {
+                        $0.id = id ?? $0.id
+                        $0.role = role ?? $0.role
+                        $0.passwordHash = passwordHash ?? $0.passwordHash
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -290,16 +325,16 @@ struct ImmutableAppCodeMacroTests {
                     var role: Role
                     fileprivate var passwordHash: String
 
-                    fileprivate init(id: String, role: Role, passwordHash: String) {
+                    fileprivate init(id: String, role: @autoclosure () -> Role, passwordHash: String) {
                         self.id = id
-                        self.role = role
+                        self.role = role()
                         self.passwordHash = passwordHash
                     }
                 }
 
                 /// Creates a value from a finished draft.
                 public nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id, role: draft.role, passwordHash: draft.passwordHash)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -316,7 +351,7 @@ struct ImmutableAppCodeMacroTests {
                 public nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Account` under construction: every field optional until `completed()`.
@@ -350,7 +385,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Account", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id, role: role, passwordHash: passwordHash)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id, role: role, passwordHash: passwordHash))
                     }
                 }
 
@@ -363,11 +398,11 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 public nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
-                        role: Amber._mergeField("role", base: base.role, mine: mine.role, theirs: theirs.role, conflicts: &conflicts),
-                        passwordHash: Amber._mergeField("passwordHash", base: base.passwordHash, mine: mine.passwordHash, theirs: theirs.passwordHash, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.id = Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
+                    merged.role = Amber._mergeField("role", base: base.role, mine: mine.role, theirs: theirs.role, conflicts: &conflicts)
+                    merged.passwordHash = Amber._mergeField("passwordHash", base: base.passwordHash, mine: mine.passwordHash, theirs: theirs.passwordHash, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -404,25 +439,41 @@ struct ImmutableAppCodeMacroTests {
                     self.parent = parent
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.draft = fields.draft
+                    self.children = fields.children
+                    self.parent = fields.parent
+                }
+
                 /// A copy with `draft` replaced.
                 nonisolated func with(draft: String) -> Self {
-                    Self(draft: draft, children: self.children, parent: self.parent)
+                    updating {
+                        $0.draft = draft
+                    }
                 }
 
                 /// A copy with `children` replaced.
                 nonisolated func with(children: [Self]) -> Self {
-                    Self(draft: self.draft, children: children, parent: self.parent)
+                    updating {
+                        $0.children = children
+                    }
                 }
 
                 /// A copy with `parent` replaced; `nil` clears it.
                 nonisolated func with(parent: Self?) -> Self {
-                    Self(draft: self.draft, children: self.children, parent: parent)
+                    updating {
+                        $0.parent = parent
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(draft: String? = nil, children: [Self]? = nil) -> Self {
-                    Self(draft: draft ?? self.draft, children: children ?? self.children, parent: self.parent)
+                    updating {
+                        $0.draft = draft ?? $0.draft
+                        $0.children = children ?? $0.children
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -443,7 +494,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(draft: draft.draft, children: draft.children, parent: draft.parent)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields; `draft` in generic code.
@@ -455,7 +506,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Draft` under construction: every field optional until `completed()`.
@@ -486,7 +537,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Draft", missingFields: missingFields)
                         }
-                        return ImmutableSelf(draft: draft, children: children, parent: self.parent)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(draft: draft, children: children, parent: self.parent))
                     }
                 }
 
@@ -502,7 +553,7 @@ struct ImmutableAppCodeMacroTests {
         }
     }
 
-    @Test func modelNamedDraftCannotNameItselfByName() {
+    @Test func modelNamedDraftNamesItselfByName() {
         assertMacro {
             """
             @Immutable
@@ -510,13 +561,101 @@ struct ImmutableAppCodeMacroTests {
                 let parent: [Draft]
             }
             """
-        } diagnostics: {
+        } expansion: {
             """
-            @Immutable
             struct Draft {
                 let parent: [Draft]
-                            ┬──────
-                            ╰─ 🛑 inside the model, 'Draft' names the 'Draft' that '@Immutable' generates; write 'Self' for the model
+
+                nonisolated init(parent: [Draft]) {
+                    self.parent = parent
+                }
+
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: ImmutableDraft) {
+                    self.parent = fields.parent
+                }
+
+                /// A copy with `parent` replaced.
+                nonisolated func with(parent: [Draft]) -> Self {
+                    updating {
+                        $0.parent = parent
+                    }
+                }
+
+                /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
+                /// Use `with` to change or clear an optional field.
+                nonisolated func update(parent: [Draft]? = nil) -> Self {
+                    updating {
+                        $0.parent = parent ?? $0.parent
+                    }
+                }
+
+                /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
+                typealias ImmutableSelf = Self
+
+                /// A mutable mirror of `Draft`, turned back into a value with `Draft(draft)`.
+                nonisolated struct ImmutableDraft {
+                    var parent: [ImmutableSelf]
+
+                    init(parent: [ImmutableSelf]) {
+                        self.parent = parent
+                    }
+                }
+
+                /// Creates a value from a finished draft.
+                nonisolated init(_ draft: ImmutableDraft) {
+                    self.init(_immutableFields: draft)
+                }
+
+                /// A mutable copy of this value's fields, as `draft`.
+                nonisolated func makeDraft() -> ImmutableDraft {
+                    ImmutableDraft(parent: self.parent)
+                }
+
+                /// A mutable copy of this value's fields.
+                nonisolated var draft: ImmutableDraft {
+                    makeDraft()
+                }
+
+                /// A copy with several fields edited at once through a `Draft`, optional fields included.
+                nonisolated func updating(_ edit: (inout ImmutableDraft) throws -> Void) rethrows -> Self {
+                    var draft = self.makeDraft()
+                    try edit(&draft)
+                    return Self(_immutableFields: draft)
+                }
+
+                /// `Draft` under construction: every field optional until `completed()`.
+                nonisolated struct Partial {
+                    var parent: [ImmutableSelf]? = nil
+
+                    /// An empty partial value.
+                    init() {
+                    }
+                    /// A partial value holding every field of `value`.
+                    init(_ value: ImmutableSelf) {
+                        self.parent = value.parent
+                    }
+                    /// The finished value.
+                    /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
+                    func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
+                        guard let parent = self.parent else {
+                            var missingFields: [String] = []
+                            if self.parent == nil {
+                                missingFields.append("parent")
+                            }
+                            throw Amber.IncompleteValueError(typeName: "Draft", missingFields: missingFields)
+                        }
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.ImmutableDraft(parent: parent))
+                    }
+                }
+
+                /// The settable stored properties, in declaration order.
+                nonisolated static var fieldNames: [String] {
+                    ["parent"]
+                }
+            }
+
+            nonisolated extension Draft: Amber.ImmutableModel {
             }
             """
         }
@@ -547,20 +686,33 @@ struct ImmutableAppCodeMacroTests {
                     self.title = title
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                    self.title = fields.title
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: UUID) -> Self {
-                    Self(id: id, title: self.title)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with `title` replaced.
                 nonisolated func with(title: String) -> Self {
-                    Self(id: self.id, title: title)
+                    updating {
+                        $0.title = title
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: UUID? = nil, title: String? = nil) -> Self {
-                    Self(id: id ?? self.id, title: title ?? self.title)
+                    updating {
+                        $0.id = id ?? $0.id
+                        $0.title = title ?? $0.title
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -579,7 +731,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id, title: draft.title)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -596,7 +748,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Item` under construction: every field optional until `completed()`.
@@ -625,7 +777,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Item", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id, title: title)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id, title: title))
                     }
                 }
 
@@ -716,15 +868,24 @@ struct ImmutableAppCodeMacroTests {
                     self.id = id
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: Int) -> Self {
-                    Self(id: id)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: Int? = nil) -> Self {
-                    Self(id: id ?? self.id)
+                    updating {
+                        $0.id = id ?? $0.id
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -741,7 +902,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -758,7 +919,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Note` under construction: every field optional until `completed()`.
@@ -782,7 +943,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Note", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id))
                     }
                 }
 
@@ -795,9 +956,9 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.id = Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -825,15 +986,24 @@ struct ImmutableAppCodeMacroTests {
                     self.value = value
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.value = fields.value
+                }
+
                 /// A copy with `value` replaced.
                 nonisolated func with(value: Int) -> Self {
-                    Self(value: value)
+                    updating {
+                        $0.value = value
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(value: Int? = nil) -> Self {
-                    Self(value: value ?? self.value)
+                    updating {
+                        $0.value = value ?? $0.value
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -850,7 +1020,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(value: draft.value)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -867,7 +1037,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Rank` under construction: every field optional until `completed()`.
@@ -891,7 +1061,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Rank", missingFields: missingFields)
                         }
-                        return ImmutableSelf(value: value)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(value: value))
                     }
                 }
 
@@ -904,9 +1074,9 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        value: Amber._mergeField("value", base: base.value, mine: mine.value, theirs: theirs.value, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.value = Amber._mergeField("value", base: base.value, mine: mine.value, theirs: theirs.value, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -937,15 +1107,24 @@ struct ImmutableAppCodeMacroTests {
                     self.cache = cache
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.cache = fields.cache
+                }
+
                 /// A copy with `cache` replaced.
                 nonisolated func with(cache: NSCache<NSString, NSString>) -> Self {
-                    Self(cache: cache)
+                    updating {
+                        $0.cache = cache
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(cache: NSCache<NSString, NSString>? = nil) -> Self {
-                    Self(cache: cache ?? self.cache)
+                    updating {
+                        $0.cache = cache ?? $0.cache
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -962,7 +1141,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(cache: draft.cache)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -979,7 +1158,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Cached` under construction: every field optional until `completed()`.
@@ -1003,7 +1182,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Cached", missingFields: missingFields)
                         }
-                        return ImmutableSelf(cache: cache)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(cache: cache))
                     }
                 }
 
@@ -1036,15 +1215,24 @@ struct ImmutableAppCodeMacroTests {
                     self.id = id
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: Int) -> Self {
-                    Self(id: id)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: Int? = nil) -> Self {
-                    Self(id: id ?? self.id)
+                    updating {
+                        $0.id = id ?? $0.id
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -1061,7 +1249,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1078,7 +1266,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Note` under construction: every field optional until `completed()`.
@@ -1102,7 +1290,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Note", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id))
                     }
                 }
 
@@ -1115,9 +1303,9 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.id = Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -1145,15 +1333,24 @@ struct ImmutableAppCodeMacroTests {
                     self.id = id
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: Int) -> Self {
-                    Self(id: id)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: Int? = nil) -> Self {
-                    Self(id: id ?? self.id)
+                    updating {
+                        $0.id = id ?? $0.id
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -1170,7 +1367,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1187,7 +1384,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Note` under construction: every field optional until `completed()`.
@@ -1211,7 +1408,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Note", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id))
                     }
                 }
 
@@ -1243,7 +1440,7 @@ struct ImmutableAppCodeMacroTests {
             }
             """
         } expansion: {
-            """
+            #"""
             struct Tappable: Hashable, Codable, Sendable {
                 let id: Int
                 let onTap: Action
@@ -1259,27 +1456,40 @@ struct ImmutableAppCodeMacroTests {
                     self.onTap = onTap
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                    self.onTap = fields.onTap
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: Int) -> Self {
-                    Self(id: id, onTap: self.onTap)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with `onTap` replaced.
                 nonisolated func with(onTap: @escaping Action) -> Self {
-                    Self(id: self.id, onTap: onTap)
+                    updating {
+                        $0.onTap = onTap
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: Int? = nil, onTap: Action? = nil) -> Self {
-                    Self(id: id ?? self.id, onTap: onTap ?? self.onTap)
+                    updating {
+                        $0.id = id ?? $0.id
+                        $0.onTap = onTap ?? $0.onTap
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
                 typealias ImmutableSelf = Self
 
                 /// A mutable mirror of `Tappable`, turned back into a value with `Tappable(draft)`.
-                nonisolated struct Draft: Sendable {
+                nonisolated struct Draft: Sendable, Hashable, Codable {
                     var id: Int
                     var onTap: Action
 
@@ -1287,11 +1497,31 @@ struct ImmutableAppCodeMacroTests {
                         self.id = id
                         self.onTap = onTap
                     }
+
+                    /// Compares as the model does.
+                    static func == (lhs: Self, rhs: Self) -> Bool {
+                        ImmutableSelf(lhs) == ImmutableSelf(rhs)
+                    }
+
+                    /// Hashes as the model does.
+                    func hash(into hasher: inout Hasher) {
+                        ImmutableSelf(self).hash(into: &hasher)
+                    }
+
+                    /// Encodes as the model does.
+                    func encode(to encoder: any Encoder) throws {
+                        try ImmutableSelf(self).encode(to: encoder)
+                    }
+
+                    /// Decodes the model's encoding.
+                    init(from decoder: any Decoder) throws {
+                        self = try ImmutableSelf(from: decoder).makeDraft()
+                    }
                 }
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id, onTap: draft.onTap)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1308,11 +1538,11 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Tappable` under construction: every field optional until `completed()`.
-                nonisolated struct Partial: Sendable {
+                nonisolated struct Partial: Sendable, Codable {
                     var id: Int? = nil
                     var onTap: Action? = nil
 
@@ -1337,7 +1567,25 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Tappable", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id, onTap: onTap)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id, onTap: onTap))
+                    }
+
+                    /// Encodes the completed value as the model does.
+                    /// - Throws: `EncodingError.invalidValue` while a non-optional field is `nil`.
+                    func encode(to encoder: any Encoder) throws {
+                        let value: ImmutableSelf
+                        do {
+                            value = try completed()
+                        } catch {
+                            throw EncodingError.invalidValue(
+                                self, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\(error)"))
+                        }
+                        try value.encode(to: encoder)
+                    }
+
+                    /// Decodes the model's encoding.
+                    init(from decoder: any Decoder) throws {
+                        self.init(try ImmutableSelf(from: decoder))
                     }
                 }
 
@@ -1350,10 +1598,10 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
-                        onTap: Amber._mergeField("onTap", base: base.onTap, mine: mine.onTap, theirs: theirs.onTap, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.id = Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
+                    merged.onTap = Amber._mergeField("onTap", base: base.onTap, mine: mine.onTap, theirs: theirs.onTap, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -1363,7 +1611,7 @@ struct ImmutableAppCodeMacroTests {
 
             nonisolated extension Tappable: Amber.Mergeable {
             }
-            """
+            """#
         }
     }
 
@@ -1392,25 +1640,41 @@ struct ImmutableAppCodeMacroTests {
                     self.optional = optional
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.action = fields.action
+                    self.wrapped = fields.wrapped
+                    self.optional = fields.optional
+                }
+
                 /// A copy with `action` replaced.
                 nonisolated func with(action: @escaping Action) -> Self {
-                    Self(action: action, wrapped: self.wrapped, optional: self.optional)
+                    updating {
+                        $0.action = action
+                    }
                 }
 
                 /// A copy with `wrapped` replaced.
                 nonisolated func with(wrapped: @escaping @Sendable () -> Void) -> Self {
-                    Self(action: self.action, wrapped: wrapped, optional: self.optional)
+                    updating {
+                        $0.wrapped = wrapped
+                    }
                 }
 
                 /// A copy with `optional` replaced; `nil` clears it.
                 nonisolated func with(optional: (() -> Void)?) -> Self {
-                    Self(action: self.action, wrapped: self.wrapped, optional: optional)
+                    updating {
+                        $0.optional = optional
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(action: Action? = nil, wrapped: (@Sendable () -> Void)? = nil) -> Self {
-                    Self(action: action ?? self.action, wrapped: wrapped ?? self.wrapped, optional: self.optional)
+                    updating {
+                        $0.action = action ?? $0.action
+                        $0.wrapped = wrapped ?? $0.wrapped
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -1431,7 +1695,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(action: draft.action, wrapped: draft.wrapped, optional: draft.optional)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1448,7 +1712,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Button` under construction: every field optional until `completed()`.
@@ -1479,7 +1743,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Button", missingFields: missingFields)
                         }
-                        return ImmutableSelf(action: action, wrapped: wrapped, optional: self.optional)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(action: action, wrapped: wrapped, optional: self.optional))
                     }
                 }
 
@@ -1545,6 +1809,13 @@ struct ImmutableAppCodeMacroTests {
                     self = Amber._immutableModel(fields: Draft(name: name, title: title))
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                @available(*, deprecated, message: "writes deprecated fields for @Immutable; use init(_:)")
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.name = fields.name
+                    self.title = fields.title
+                }
+
                 /// A copy with `name` replaced.
                 nonisolated func with(name: String) -> Self {
                     updating {
@@ -1583,7 +1854,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(name: draft.name, title: draft.title)
+                    self = Amber._immutableModel(fields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1598,9 +1869,9 @@ struct ImmutableAppCodeMacroTests {
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
-                    var draft = self.makeDraft()
+                    var draft = Amber._immutableFields(of: self)
                     try edit(&draft)
-                    return Self(draft)
+                    return Amber._immutableModel(fields: draft)
                 }
 
                 /// `Legacy` under construction: every field optional until `completed()`.
@@ -1627,7 +1898,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Legacy", missingFields: missingFields)
                         }
-                        return ImmutableSelf(name: name, title: self.title)
+                        return Amber._immutableModel(fields: ImmutableSelf.Draft(name: name, title: self.title))
                     }
                 }
 
@@ -1643,20 +1914,14 @@ struct ImmutableAppCodeMacroTests {
                     let mine = Amber._immutableFields(of: mine)
                     let theirs = Amber._immutableFields(of: theirs)
                     var conflicts: [String] = []
-                    let value = Self(
-                        name: Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts),
-                        title: Amber._mergeField("title", base: base.title, mine: mine.title, theirs: theirs.title, conflicts: &conflicts)
-                    )
+                    var merged = mine
+                    merged.name = Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts)
+                    merged.title = Amber._mergeField("title", base: base.title, mine: mine.title, theirs: theirs.title, conflicts: &conflicts)
+                    let value: Self = Amber._immutableModel(fields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
 
-                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
-                nonisolated init(_immutableFields fields: Draft) {
-                    self.name = fields.name
-                    self.title = fields.title
-                }
-
-                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
+                @available(*, deprecated, message: "reads deprecated fields for @Immutable; use makeDraft()")
                 nonisolated func _immutableFields() -> Draft {
                     Draft(name: self.name, title: self.title)
                 }
@@ -1696,15 +1961,24 @@ struct ImmutableAppCodeMacroTests {
                     self.wordCount = text.count
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.init(text: fields.text)
+                }
+
                 /// A copy with `text` replaced.
                 nonisolated func with(text: String) -> Self {
-                    Self(text: text)
+                    updating {
+                        $0.text = text
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(text: String? = nil) -> Self {
-                    Self(text: text ?? self.text)
+                    updating {
+                        $0.text = text ?? $0.text
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -1721,7 +1995,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(text: draft.text)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1738,7 +2012,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Document` under construction: every field optional until `completed()`.
@@ -1762,7 +2036,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Document", missingFields: missingFields)
                         }
-                        return ImmutableSelf(text: text)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(text: text))
                     }
                 }
 
@@ -1775,9 +2049,9 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        text: Amber._mergeField("text", base: base.text, mine: mine.text, theirs: theirs.text, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.text = Amber._mergeField("text", base: base.text, mine: mine.text, theirs: theirs.text, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -1808,7 +2082,7 @@ struct ImmutableAppCodeMacroTests {
                 let text: String
                 @ImmutableIgnored let wordCount: Int
                 ┬────────────────
-                ╰─ 🛑 '@ImmutableIgnored' leaves 'wordCount' out of the generated initializer; give it an initial value, or write 'init(text:)' that sets it
+                ╰─ 🛑 '@ImmutableIgnored' leaves 'wordCount' out of the generated initializer; give it an initial value, or write 'init(text: String)' that sets it
                 @ImmutableIgnored let kind = "document"
             }
             """
@@ -1842,6 +2116,12 @@ struct ImmutableAppCodeMacroTests {
                     self.length = body.count
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                @available(*, deprecated, message: "writes deprecated fields for @Immutable; use init(_:)")
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.init(body: fields.body)
+                }
+
                 /// A copy with `body` replaced.
                 nonisolated func with(body: String) -> Self {
                     updating {
@@ -1871,7 +2151,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(body: draft.body)
+                    self = Amber._immutableModel(fields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1886,9 +2166,9 @@ struct ImmutableAppCodeMacroTests {
 
                 /// A copy with several fields edited at once through a `Draft`, optional fields included.
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
-                    var draft = self.makeDraft()
+                    var draft = Amber._immutableFields(of: self)
                     try edit(&draft)
-                    return Self(draft)
+                    return Amber._immutableModel(fields: draft)
                 }
 
                 /// `Legacy` under construction: every field optional until `completed()`.
@@ -1913,7 +2193,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Legacy", missingFields: missingFields)
                         }
-                        return ImmutableSelf(body: body)
+                        return Amber._immutableModel(fields: ImmutableSelf.Draft(body: body))
                     }
                 }
 
@@ -1922,12 +2202,7 @@ struct ImmutableAppCodeMacroTests {
                     ["body"]
                 }
 
-                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
-                nonisolated init(_immutableFields fields: Draft) {
-                    self.init(body: fields.body)
-                }
-
-                @available(*, deprecated, message: "reads and writes deprecated fields for @Immutable; use init(_:) and makeDraft()")
+                @available(*, deprecated, message: "reads deprecated fields for @Immutable; use makeDraft()")
                 nonisolated func _immutableFields() -> Draft {
                     Draft(body: self.body)
                 }
@@ -1959,15 +2234,24 @@ struct ImmutableAppCodeMacroTests {
                         self.old = old
                     }
 
+                    /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                    nonisolated init(_immutableFields fields: Draft) {
+                        self.old = fields.old
+                    }
+
                     /// A copy with `old` replaced.
                     nonisolated func with(old: Int) -> Self {
-                        Self(old: old)
+                        updating {
+                            $0.old = old
+                        }
                     }
 
                     /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                     /// Use `with` to change or clear an optional field.
                     nonisolated func update(old: Int? = nil) -> Self {
-                        Self(old: old ?? self.old)
+                        updating {
+                            $0.old = old ?? $0.old
+                        }
                     }
 
                     /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -1984,7 +2268,7 @@ struct ImmutableAppCodeMacroTests {
 
                     /// Creates a value from a finished draft.
                     nonisolated init(_ draft: Draft) {
-                        self.init(old: draft.old)
+                        self.init(_immutableFields: draft)
                     }
 
                     /// A mutable copy of this value's fields, as `draft`.
@@ -2001,7 +2285,7 @@ struct ImmutableAppCodeMacroTests {
                     nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                         var draft = self.makeDraft()
                         try edit(&draft)
-                        return Self(draft)
+                        return Self(_immutableFields: draft)
                     }
 
                     /// `Row` under construction: every field optional until `completed()`.
@@ -2025,7 +2309,7 @@ struct ImmutableAppCodeMacroTests {
                                 }
                                 throw Amber.IncompleteValueError(typeName: "Row", missingFields: missingFields)
                             }
-                            return ImmutableSelf(old: old)
+                            return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(old: old))
                         }
                     }
 
@@ -2091,20 +2375,33 @@ struct ImmutableAppCodeMacroTests {
                     self.title = title
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                    self.title = fields.title
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: Int) -> Self {
-                    Self(id: id, title: self.title)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with `title` replaced.
                 nonisolated func with(title: String) -> Self {
-                    Self(id: self.id, title: title)
+                    updating {
+                        $0.title = title
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: Int? = nil, title: String? = nil) -> Self {
-                    Self(id: id ?? self.id, title: title ?? self.title)
+                    updating {
+                        $0.id = id ?? $0.id
+                        $0.title = title ?? $0.title
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -2128,7 +2425,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id, title: draft.title)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -2145,7 +2442,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Article` under construction: every field optional until `completed()`.
@@ -2174,7 +2471,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Article", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id, title: title)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id, title: title))
                     }
 
                     enum CodingKeys: String, CodingKey {
@@ -2223,27 +2520,40 @@ struct ImmutableAppCodeMacroTests {
                     self.cache = cache
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                    self.cache = fields.cache
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: Int) -> Self {
-                    Self(id: id, cache: self.cache)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with `cache` replaced.
                 nonisolated func with(cache: String) -> Self {
-                    Self(id: self.id, cache: cache)
+                    updating {
+                        $0.cache = cache
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: Int? = nil, cache: String? = nil) -> Self {
-                    Self(id: id ?? self.id, cache: cache ?? self.cache)
+                    updating {
+                        $0.id = id ?? $0.id
+                        $0.cache = cache ?? $0.cache
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
                 typealias ImmutableSelf = Self
 
                 /// A mutable mirror of `Article`, turned back into a value with `Article(draft)`.
-                nonisolated struct Draft: Encodable {
+                nonisolated struct Draft: Codable {
                     var id: Int
                     var cache: String
 
@@ -2252,14 +2562,20 @@ struct ImmutableAppCodeMacroTests {
                         self.cache = cache
                     }
 
-                    enum CodingKeys: CodingKey {
-                        case id
+                    /// Encodes as the model does.
+                    func encode(to encoder: any Encoder) throws {
+                        try ImmutableSelf(self).encode(to: encoder)
+                    }
+
+                    /// Decodes the model's encoding.
+                    init(from decoder: any Decoder) throws {
+                        self = try ImmutableSelf(from: decoder).makeDraft()
                     }
                 }
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id, cache: draft.cache)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -2276,7 +2592,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Article` under construction: every field optional until `completed()`.
@@ -2305,7 +2621,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Article", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id, cache: cache)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id, cache: cache))
                     }
 
                     enum CodingKeys: CodingKey {
@@ -2357,40 +2673,69 @@ struct ImmutableAppCodeMacroTests {
                     self.modifiedAt = modifiedAt
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.tagIDs = fields.tagIDs
+                    self.views = fields.views
+                    self.color = fields.color
+                    self.pinned = fields.pinned
+                    self.title = fields.title
+                    self.modifiedAt = fields.modifiedAt
+                }
+
                 /// A copy with `tagIDs` replaced.
                 nonisolated func with(tagIDs: [String]) -> Self {
-                    Self(tagIDs: tagIDs, views: self.views, color: self.color, pinned: self.pinned, title: self.title, modifiedAt: self.modifiedAt)
+                    updating {
+                        $0.tagIDs = tagIDs
+                    }
                 }
 
                 /// A copy with `views` replaced.
                 nonisolated func with(views: Int) -> Self {
-                    Self(tagIDs: self.tagIDs, views: views, color: self.color, pinned: self.pinned, title: self.title, modifiedAt: self.modifiedAt)
+                    updating {
+                        $0.views = views
+                    }
                 }
 
                 /// A copy with `color` replaced.
                 nonisolated func with(color: String) -> Self {
-                    Self(tagIDs: self.tagIDs, views: self.views, color: color, pinned: self.pinned, title: self.title, modifiedAt: self.modifiedAt)
+                    updating {
+                        $0.color = color
+                    }
                 }
 
                 /// A copy with `pinned` replaced.
                 nonisolated func with(pinned: Bool) -> Self {
-                    Self(tagIDs: self.tagIDs, views: self.views, color: self.color, pinned: pinned, title: self.title, modifiedAt: self.modifiedAt)
+                    updating {
+                        $0.pinned = pinned
+                    }
                 }
 
                 /// A copy with `title` replaced.
                 nonisolated func with(title: String) -> Self {
-                    Self(tagIDs: self.tagIDs, views: self.views, color: self.color, pinned: self.pinned, title: title, modifiedAt: self.modifiedAt)
+                    updating {
+                        $0.title = title
+                    }
                 }
 
                 /// A copy with `modifiedAt` replaced.
                 nonisolated func with(modifiedAt: Double) -> Self {
-                    Self(tagIDs: self.tagIDs, views: self.views, color: self.color, pinned: self.pinned, title: self.title, modifiedAt: modifiedAt)
+                    updating {
+                        $0.modifiedAt = modifiedAt
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(tagIDs: [String]? = nil, views: Int? = nil, color: String? = nil, pinned: Bool? = nil, title: String? = nil, modifiedAt: Double? = nil) -> Self {
-                    Self(tagIDs: tagIDs ?? self.tagIDs, views: views ?? self.views, color: color ?? self.color, pinned: pinned ?? self.pinned, title: title ?? self.title, modifiedAt: modifiedAt ?? self.modifiedAt)
+                    updating {
+                        $0.tagIDs = tagIDs ?? $0.tagIDs
+                        $0.views = views ?? $0.views
+                        $0.color = color ?? $0.color
+                        $0.pinned = pinned ?? $0.pinned
+                        $0.title = title ?? $0.title
+                        $0.modifiedAt = modifiedAt ?? $0.modifiedAt
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -2417,7 +2762,7 @@ struct ImmutableAppCodeMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(tagIDs: draft.tagIDs, views: draft.views, color: draft.color, pinned: draft.pinned, title: draft.title, modifiedAt: draft.modifiedAt)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -2434,7 +2779,7 @@ struct ImmutableAppCodeMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Note` under construction: every field optional until `completed()`.
@@ -2483,7 +2828,7 @@ struct ImmutableAppCodeMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Note", missingFields: missingFields)
                         }
-                        return ImmutableSelf(tagIDs: tagIDs, views: views, color: color, pinned: pinned, title: title, modifiedAt: modifiedAt)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(tagIDs: tagIDs, views: views, color: color, pinned: pinned, title: title, modifiedAt: modifiedAt))
                     }
                 }
 
@@ -2496,14 +2841,14 @@ struct ImmutableAppCodeMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        tagIDs: Amber._mergeUnion(base: base.tagIDs, mine: mine.tagIDs, theirs: theirs.tagIDs),
-                        views: Amber._mergeCounter(base: base.views, mine: mine.views, theirs: theirs.views),
-                        color: Amber._mergePreferring(base: base.color, mine: mine.color, theirs: theirs.color, mineWins: true),
-                        pinned: Amber._mergePreferring(base: base.pinned, mine: mine.pinned, theirs: theirs.pinned, mineWins: false),
-                        title: Amber._mergePreferring(base: base.title, mine: mine.title, theirs: theirs.title, mineWins: mine.modifiedAt >= theirs.modifiedAt),
-                        modifiedAt: Amber._mergeField("modifiedAt", base: base.modifiedAt, mine: mine.modifiedAt, theirs: theirs.modifiedAt, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.tagIDs = Amber._mergeUnion(base: base.tagIDs, mine: mine.tagIDs, theirs: theirs.tagIDs)
+                    merged.views = Amber._mergeCounter(base: base.views, mine: mine.views, theirs: theirs.views)
+                    merged.color = Amber._mergePreferring(base: base.color, mine: mine.color, theirs: theirs.color, mineWins: true)
+                    merged.pinned = Amber._mergePreferring(base: base.pinned, mine: mine.pinned, theirs: theirs.pinned, mineWins: false)
+                    merged.title = Amber._mergePreferring(base: base.title, mine: mine.title, theirs: theirs.title, mineWins: mine.modifiedAt >= theirs.modifiedAt)
+                    merged.modifiedAt = Amber._mergeField("modifiedAt", base: base.modifiedAt, mine: mine.modifiedAt, theirs: theirs.modifiedAt, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }

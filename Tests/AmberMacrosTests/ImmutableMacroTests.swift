@@ -35,30 +35,50 @@ struct ImmutableMacroTests {
                     self.job = job
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                    self.name = fields.name
+                    self.age = fields.age
+                    self.job = fields.job
+                }
+
                 /// A copy with `id` replaced.
                 nonisolated func with(id: String) -> Self {
-                    Self(id: id, name: self.name, age: self.age, job: self.job)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with `name` replaced.
                 nonisolated func with(name: String) -> Self {
-                    Self(id: self.id, name: name, age: self.age, job: self.job)
+                    updating {
+                        $0.name = name
+                    }
                 }
 
                 /// A copy with `age` replaced.
                 nonisolated func with(age: Int) -> Self {
-                    Self(id: self.id, name: self.name, age: age, job: self.job)
+                    updating {
+                        $0.age = age
+                    }
                 }
 
                 /// A copy with `job` replaced; `nil` clears it.
                 nonisolated func with(job: String?) -> Self {
-                    Self(id: self.id, name: self.name, age: self.age, job: job)
+                    updating {
+                        $0.job = job
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(id: String? = nil, name: String? = nil, age: Int? = nil) -> Self {
-                    Self(id: id ?? self.id, name: name ?? self.name, age: age ?? self.age, job: self.job)
+                    updating {
+                        $0.id = id ?? $0.id
+                        $0.name = name ?? $0.name
+                        $0.age = age ?? $0.age
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -81,7 +101,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id, name: draft.name, age: draft.age, job: draft.job)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -98,7 +118,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Person` under construction: every field optional until `completed()`.
@@ -134,7 +154,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id, name: name, age: age, job: self.job)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id, name: name, age: age, job: self.job))
                     }
                 }
 
@@ -147,12 +167,12 @@ struct ImmutableMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
-                        name: Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts),
-                        age: Amber._mergeField("age", base: base.age, mine: mine.age, theirs: theirs.age, conflicts: &conflicts),
-                        job: Amber._mergeField("job", base: base.job, mine: mine.job, theirs: theirs.job, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.id = Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
+                    merged.name = Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts)
+                    merged.age = Amber._mergeField("age", base: base.age, mine: mine.age, theirs: theirs.age, conflicts: &conflicts)
+                    merged.job = Amber._mergeField("job", base: base.job, mine: mine.job, theirs: theirs.job, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -186,20 +206,33 @@ struct ImmutableMacroTests {
                     self.name = name
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                public nonisolated init(_immutableFields fields: Draft) {
+                    self.id = fields.id
+                    self.name = fields.name
+                }
+
                 /// A copy with `id` replaced.
                 public nonisolated func with(id: Int) -> Self {
-                    Self(id: id, name: self.name)
+                    updating {
+                        $0.id = id
+                    }
                 }
 
                 /// A copy with `name` replaced.
                 public nonisolated func with(name: String) -> Self {
-                    Self(id: self.id, name: name)
+                    updating {
+                        $0.name = name
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 public nonisolated func update(id: Int? = nil, name: String? = nil) -> Self {
-                    Self(id: id ?? self.id, name: name ?? self.name)
+                    updating {
+                        $0.id = id ?? $0.id
+                        $0.name = name ?? $0.name
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -218,7 +251,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 public nonisolated init(_ draft: Draft) {
-                    self.init(id: draft.id, name: draft.name)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -235,7 +268,7 @@ struct ImmutableMacroTests {
                 public nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Tag` under construction: every field optional until `completed()`.
@@ -264,7 +297,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Tag", missingFields: missingFields)
                         }
-                        return ImmutableSelf(id: id, name: name)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(id: id, name: name))
                     }
                 }
 
@@ -277,10 +310,10 @@ struct ImmutableMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 public nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        id: Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts),
-                        name: Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.id = Amber._mergeField("id", base: base.id, mine: mine.id, theirs: theirs.id, conflicts: &conflicts)
+                    merged.name = Amber._mergeField("name", base: base.name, mine: mine.name, theirs: theirs.name, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -311,15 +344,24 @@ struct ImmutableMacroTests {
                     self.value = value
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.value = fields.value
+                }
+
                 /// A copy with `value` replaced.
                 nonisolated func with(value: String) -> Self {
-                    Self(value: value)
+                    updating {
+                        $0.value = value
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(value: String? = nil) -> Self {
-                    Self(value: value ?? self.value)
+                    updating {
+                        $0.value = value ?? $0.value
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -336,7 +378,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(value: draft.value)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -353,7 +395,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Secret` under construction: every field optional until `completed()`.
@@ -377,7 +419,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Secret", missingFields: missingFields)
                         }
-                        return ImmutableSelf(value: value)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(value: value))
                     }
                 }
 
@@ -413,20 +455,32 @@ struct ImmutableMacroTests {
                     self.label = label
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.content = fields.content
+                    self.label = fields.label
+                }
+
                 /// A copy with `content` replaced.
                 nonisolated func with(content: Content) -> Self {
-                    Self(content: content, label: self.label)
+                    updating {
+                        $0.content = content
+                    }
                 }
 
                 /// A copy with `label` replaced; `nil` clears it.
                 nonisolated func with(label: Optional<String>) -> Self {
-                    Self(content: self.content, label: label)
+                    updating {
+                        $0.label = label
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(content: Content? = nil) -> Self {
-                    Self(content: content ?? self.content, label: self.label)
+                    updating {
+                        $0.content = content ?? $0.content
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -445,7 +499,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(content: draft.content, label: draft.label)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -462,7 +516,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Box` under construction: every field optional until `completed()`.
@@ -488,7 +542,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Box", missingFields: missingFields)
                         }
-                        return ImmutableSelf(content: content, label: self.label)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(content: content, label: self.label))
                     }
                 }
 
@@ -501,10 +555,10 @@ struct ImmutableMacroTests {
                 /// changed on both sides, it is settled by its `@Merge` strategy, or takes `mine` and is listed in `conflicts`.
                 nonisolated static func merge(base: Self, mine: Self, theirs: Self) -> Amber.MergeResult<Self> {
                     var conflicts: [String] = []
-                    let value = Self(
-                        content: Amber._mergeField("content", base: base.content, mine: mine.content, theirs: theirs.content, conflicts: &conflicts),
-                        label: Amber._mergeField("label", base: base.label, mine: mine.label, theirs: theirs.label, conflicts: &conflicts)
-                    )
+                    var merged = mine.makeDraft()
+                    merged.content = Amber._mergeField("content", base: base.content, mine: mine.content, theirs: theirs.content, conflicts: &conflicts)
+                    merged.label = Amber._mergeField("label", base: base.label, mine: mine.label, theirs: theirs.label, conflicts: &conflicts)
+                    let value: Self = Self(_immutableFields: merged)
                     return Amber.MergeResult(value: value, conflicts: conflicts)
                 }
             }
@@ -538,20 +592,30 @@ struct ImmutableMacroTests {
                     self.limit = limit
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.text = fields.text
+                    self.limit = fields.limit
+                }
+
                 /// A copy with `text` replaced; `nil` clears it.
                 nonisolated func with(text: String?) -> Self {
-                    Self(text: text, limit: self.limit)
+                    updating {
+                        $0.text = text
+                    }
                 }
 
                 /// A copy with `limit` replaced; `nil` clears it.
                 nonisolated func with(limit: Swift.Optional<Int>) -> Self {
-                    Self(text: self.text, limit: limit)
+                    updating {
+                        $0.limit = limit
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update() -> Self {
-                    Self(text: self.text, limit: self.limit)
+                    self
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -570,7 +634,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(text: draft.text, limit: draft.limit)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -587,7 +651,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Filter` under construction: every field optional until `completed()`.
@@ -606,7 +670,7 @@ struct ImmutableMacroTests {
                     /// The finished value.
                     /// - Throws: `IncompleteValueError` naming the non-optional fields still `nil`, in declaration order.
                     func completed() throws(Amber.IncompleteValueError) -> ImmutableSelf {
-                        return ImmutableSelf(text: self.text, limit: self.limit)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(text: self.text, limit: self.limit))
                     }
                 }
 
@@ -641,15 +705,24 @@ struct ImmutableMacroTests {
                     self.name = name
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.name = fields.name
+                }
+
                 /// A copy with `name` replaced.
                 nonisolated func with(name: String) -> Self {
-                    Self(name: name)
+                    updating {
+                        $0.name = name
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(name: String? = nil) -> Self {
-                    Self(name: name ?? self.name)
+                    updating {
+                        $0.name = name ?? $0.name
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -666,7 +739,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(name: draft.name)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -683,7 +756,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Event` under construction: every field optional until `completed()`.
@@ -707,7 +780,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Event", missingFields: missingFields)
                         }
-                        return ImmutableSelf(name: name)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(name: name))
                     }
                 }
 
@@ -752,15 +825,24 @@ struct ImmutableMacroTests {
                     self.age = age
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.age = fields.age
+                }
+
                 /// A copy with `age` replaced.
                 nonisolated func with(age: Int) -> Self {
-                    Self(age: age)
+                    updating {
+                        $0.age = age
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(age: Int? = nil) -> Self {
-                    Self(age: age ?? self.age)
+                    updating {
+                        $0.age = age ?? $0.age
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -777,7 +859,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(age: draft.age)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -794,7 +876,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Person` under construction: every field optional until `completed()`.
@@ -818,7 +900,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
                         }
-                        return ImmutableSelf(age: age)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(age: age))
                     }
                 }
 
@@ -852,20 +934,33 @@ struct ImmutableMacroTests {
                     self.y = y
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.x = fields.x
+                    self.y = fields.y
+                }
+
                 /// A copy with `x` replaced.
                 nonisolated func with(x: Double) -> Self {
-                    Self(x: x, y: self.y)
+                    updating {
+                        $0.x = x
+                    }
                 }
 
                 /// A copy with `y` replaced.
                 nonisolated func with(y: Double) -> Self {
-                    Self(x: self.x, y: y)
+                    updating {
+                        $0.y = y
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(x: Double? = nil, y: Double? = nil) -> Self {
-                    Self(x: x ?? self.x, y: y ?? self.y)
+                    updating {
+                        $0.x = x ?? $0.x
+                        $0.y = y ?? $0.y
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -884,7 +979,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(x: draft.x, y: draft.y)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -901,7 +996,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Point` under construction: every field optional until `completed()`.
@@ -930,7 +1025,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Point", missingFields: missingFields)
                         }
-                        return ImmutableSelf(x: x, y: y)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(x: x, y: y))
                     }
                 }
 
@@ -1039,20 +1134,33 @@ struct ImmutableMacroTests {
                     self.age = age
                 }
 
+                /// A value holding exactly the fields of `fields`; what every member that `@Immutable` generates builds values with.
+                nonisolated init(_immutableFields fields: Draft) {
+                    self.name = fields.name
+                    self.age = fields.age
+                }
+
                 /// A copy with `name` replaced.
                 nonisolated func with(name: String) -> Self {
-                    Self(name: name, age: self.age)
+                    updating {
+                        $0.name = name
+                    }
                 }
 
                 /// A copy with `age` replaced.
                 nonisolated func with(age: Int) -> Self {
-                    Self(name: self.name, age: age)
+                    updating {
+                        $0.age = age
+                    }
                 }
 
                 /// A copy with the given non-optional fields replaced; a `nil` argument keeps the current value.
                 /// Use `with` to change or clear an optional field.
                 nonisolated func update(name: String? = nil, age: Int? = nil) -> Self {
-                    Self(name: name ?? self.name, age: age ?? self.age)
+                    updating {
+                        $0.name = name ?? $0.name
+                        $0.age = age ?? $0.age
+                    }
                 }
 
                 /// This model, named so from `Draft` and `Partial`, where `Self` means themselves.
@@ -1071,7 +1179,7 @@ struct ImmutableMacroTests {
 
                 /// Creates a value from a finished draft.
                 nonisolated init(_ draft: Draft) {
-                    self.init(name: draft.name, age: draft.age)
+                    self.init(_immutableFields: draft)
                 }
 
                 /// A mutable copy of this value's fields, as `draft`.
@@ -1088,7 +1196,7 @@ struct ImmutableMacroTests {
                 nonisolated func updating(_ edit: (inout Draft) throws -> Void) rethrows -> Self {
                     var draft = self.makeDraft()
                     try edit(&draft)
-                    return Self(draft)
+                    return Self(_immutableFields: draft)
                 }
 
                 /// `Person` under construction: every field optional until `completed()`.
@@ -1117,7 +1225,7 @@ struct ImmutableMacroTests {
                             }
                             throw Amber.IncompleteValueError(typeName: "Person", missingFields: missingFields)
                         }
-                        return ImmutableSelf(name: name, age: age)
+                        return ImmutableSelf(_immutableFields: ImmutableSelf.Draft(name: name, age: age))
                     }
                 }
 

@@ -59,6 +59,27 @@ public enum MergeStrategy: Sendable, Equatable {
 /// ```
 ///
 /// Without an initial value or such an initializer, the property could not be set: that is a
-/// compile-time error naming the initializer to write.
+/// compile-time error naming the initializer to write. That initializer must take each field as
+/// declared and neither fail nor throw.
 @attached(peer)
 public macro ImmutableIgnored() = #externalMacro(module: "AmberMacros", type: "FieldMarkerMacro")
+
+/// The default of a field in the memberwise `init` that ``Immutable()`` generates.
+///
+/// A `let` with an initial value is a constant, not a field; this keeps the field settable and
+/// lets callers leave it out:
+///
+/// ```swift
+/// @Immutable
+/// struct Counter: Equatable {
+///     let name: String
+///     @ImmutableDefault(0) let count: Int
+/// }
+///
+/// Counter(name: "taps").count   // 0
+/// ```
+///
+/// - Parameter value: The default, an expression of the field's type.
+@attached(peer)
+public macro ImmutableDefault<Value>(_ value: Value) =
+    #externalMacro(module: "AmberMacros", type: "FieldMarkerMacro")

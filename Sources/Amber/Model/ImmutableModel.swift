@@ -22,8 +22,14 @@ public protocol ImmutableModel {
     func makeDraft() -> Draft
     /// The settable stored properties, in declaration order.
     static var fieldNames: [String] { get }
+    /// ``Partial`` itself; used by code that ``Immutable()`` generates.
+    ///
+    /// A model whose field names an app type `Partial` names its builder otherwise, so as not to
+    /// capture that type; this requirement is what makes the builder its ``Partial``.
+    static var _immutablePartialType: Partial.Type { get }
 
-    /// Creates a model from its fields; used by code that ``Immutable()`` generates.
+    /// Creates a model holding exactly these fields; used by code that ``Immutable()`` generates,
+    /// which builds every value with it, never with an initializer of the app's.
     ///
     /// The default calls ``init(_:)``. A model with a deprecated field implements it as a
     /// deprecated declaration, the one place that writes that field without a warning.
@@ -40,6 +46,8 @@ extension ImmutableModel {
     public init(_immutableFields fields: Draft) { self.init(fields) }
     /// Calls ``makeDraft()``.
     public func _immutableFields() -> Draft { makeDraft() }
+    /// ``Partial``.
+    public static var _immutablePartialType: Partial.Type { Partial.self }
 }
 
 /// The fields of `value`, read through the protocol so that deprecated fields do not warn;

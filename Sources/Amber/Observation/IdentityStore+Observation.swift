@@ -55,7 +55,8 @@ extension IdentityStore {
     ///
     /// Observers of every identity are called first, then those of the changed identity, each
     /// in the order they were added. The observer is held weakly: when it goes away, the
-    /// observation ends by itself.
+    /// observation ends by itself, and the next write to the store, of any identity, drops its
+    /// registration and `closure` (with more than 64 observers, one of the next few writes).
     /// A write made on the main actor has called the observers before it returns; a write made
     /// elsewhere calls them soon after, in commit order.
     ///

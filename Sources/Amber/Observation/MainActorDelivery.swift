@@ -52,6 +52,8 @@ final class MainActorDelivery<Value: Identifiable & Sendable>: Sendable where Va
         observers.isDelivering = true
         defer { observers.isDelivering = false }
         queue.withLock { $0.isDrainScheduled = false }
+        let gone = observers.dropGone()
+        if gone > 0 { dropped(gone) }
         while let next = queue.withLock({ $0.pending.popFirst() }) {
             let count = observers.deliver(next.change, stamp: next.stamp)
             if count > 0 { dropped(count) }

@@ -1,3 +1,4 @@
+import DequeModule
 import OrderedCollections
 
 /// The main-actor observers of one store, all observers or those of one identity.
@@ -24,6 +25,13 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
     private var nextID = 0
     /// Registrations after the last sweep for observers whose owner is gone.
     private var liveAtLastSweep = 0
+    /// Every registration, in the order ``dropGone()`` checks them: it checks a few from the
+    /// front at each delivery and puts those whose owner lives at the back. Registrations
+    /// cancelled meanwhile stay until the next rebuild, holding only a weak reference.
+    private var patrol: Deque<(key: Int, id: Value.ID?, isAlive: @MainActor () -> Bool)> = []
+
+    /// How many registrations ``dropGone()`` checks at each delivery: all of them, up to this many.
+    static var patrolStep: Int { 64 }
 
     nonisolated init() {}
 
@@ -32,9 +40,9 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
 
     /// Registers an observer.
     ///
-    /// Observers whose owner went away are dropped when their identity next changes; so that
-    /// those of identities that never change again do not pile up, a registration that doubles
-    /// the number of entries since the last sweep sweeps them all first.
+    /// Observers whose owner went away are dropped by the next deliveries, whatever they change
+    /// (``dropGone()``); so that they do not pile up while nothing is written, a registration
+    /// that doubles the number of entries since the last sweep sweeps them all first.
     ///
     /// - Returns: The observer's key, and how many dropped observers the sweep removed.
     func insert(_ entry: Entry, id: Value.ID?) -> (key: Int, swept: Int) {
@@ -50,7 +58,36 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
         } else {
             all[nextID] = entry
         }
+        patrol.append((nextID, id, entry.isAlive))
+        // Observations cancelled before any delivery leave their keys behind: start over.
+        if patrol.count > 2 * count + 64 { rebuildPatrol() }
         return (nextID, swept)
+    }
+
+    /// Removes observers whose owner is gone, of any identity; returns how many.
+    ///
+    /// Called before each delivery: with up to ``patrolStep`` registrations, an observation whose
+    /// owner is gone holds its closure, and keeps writes queuing for the main actor, only until
+    /// the next change of any identity; with *n* more, for at most *n* / ``patrolStep`` deliveries.
+    /// - Complexity: O(``patrolStep``): a weak reference check each.
+    func dropGone() -> Int {
+        var gone = 0
+        for _ in 0..<min(patrol.count, Self.patrolStep) {
+            let registration = patrol.removeFirst()
+            if registration.isAlive() {
+                patrol.append(registration)
+            } else if remove(registration.key, id: registration.id) {
+                gone += 1
+            }
+        }
+        return gone
+    }
+
+    private func rebuildPatrol() {
+        patrol = Deque(all.map { (key: $0.key, id: Value.ID?.none, isAlive: $0.value.isAlive) })
+        for (id, entries) in byID {
+            patrol.append(contentsOf: entries.map { (key: $0.key, id: Value.ID?(id), isAlive: $0.value.isAlive) })
+        }
     }
 
     /// Removes the observers whose owner is gone; returns how many.
@@ -62,6 +99,7 @@ final class MainActorObservers<Value: Identifiable & Sendable> where Value.ID: S
             if byID[id]?.isEmpty == true { byID[id] = nil }
         }
         count = all.count + byID.values.reduce(0) { $0 + $1.count }
+        rebuildPatrol()
         return before - count
     }
 

@@ -33,6 +33,49 @@ func writeInTheBackground(_ body: @Sendable () throws -> Void) throws {
         #expect(store.mainActorObserverCount < 200, "\(store.mainActorObserverCount) registrations of gone owners kept")
     }
 
+    @Test func anIdentityObserverWhoseOwnerIsGoneIsDroppedByAWriteToAnotherIdentity() throws {
+        let store = IdentityStore<Person>()
+        try store.add(jack)
+        weak var captured: Screen?
+        do {
+            let owner = Screen()
+            let held = Screen()
+            captured = held
+            store.addObserver(owner, id: jack.id) { _, _ in _ = held }
+        }
+        #expect(captured != nil, "the registration holds its closure until a write")
+        try store.add(Person(id: "other", name: "", age: 1))
+        #expect(store.mainActorObserverCount == 0, "dropped by a write to another identity")
+        #expect(captured == nil, "and its closure with it")
+        try writeInTheBackground { try store.add(Person(id: "other", name: "", age: 2)) }
+        #expect(store.delivery.pendingCount == 0, "background writes no longer queue for the main actor")
+    }
+
+    @Test func rowObserversOfAListDoNotOutliveTheirRows() throws {
+        let store = IdentityStore<Person>()
+        var shown: [Screen] = []
+        for index in 0..<1_000 {
+            let row = Screen()
+            store.addObserver(row, id: "\(index)") { _, _ in }
+            shown.append(row)
+            if shown.count > 30 { shown.removeFirst() }
+            try store.add(Person(id: "other", name: "", age: index))
+        }
+        #expect(store.mainActorObserverCount == 30, "the rows shown, and none of those scrolled away")
+    }
+
+    @Test func manyObserversOfGoneOwnersAreDroppedWithinAFewWrites() throws {
+        let store = IdentityStore<Person>()
+        var owners = (0..<1_000).map { _ in Screen() }
+        for (index, owner) in owners.enumerated() { store.addObserver(owner, id: "\(index)") { _, _ in } }
+        owners.removeAll()
+        let writes = 1_000 / MainActorObservers<Person>.patrolStep + 1
+        for index in 0..<writes { try store.add(Person(id: "other", name: "", age: index)) }
+        #expect(store.mainActorObserverCount == 0, "each write checks \(MainActorObservers<Person>.patrolStep)")
+        try writeInTheBackground { try store.add(Person(id: "other", name: "", age: -1)) }
+        #expect(store.delivery.pendingCount == 0)
+    }
+
     @Test func valuesEndWhenTheObservableValueIsReleased() async throws {
         var observable: ObservableValue<Int>? = ObservableValue(1)
         let values = try #require(observable).values
