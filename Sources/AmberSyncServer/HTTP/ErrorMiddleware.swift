@@ -17,7 +17,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 ErrorResponse(error: error.description, reset: error.isReset ? true : nil, code: error.code),
                 status: HTTPResponse.Status(code: error.httpStatusCode)
             )
-            if error == .unauthorized {
+            if error.httpStatusCode == 401 {
                 response.headers[.wwwAuthenticate] = "Bearer"
             }
             if error.httpStatusCode >= 500 {

@@ -1,4 +1,5 @@
 import AmberSyncProtocol
+import Foundation
 import Hummingbird
 import ServiceLifecycle
 
@@ -22,13 +23,13 @@ extension SyncServer {
             )
         }
         let authenticated = router.group("/v1")
-            .add(middleware: AuthenticationMiddleware(database: database, metrics: metrics))
+            .add(middleware: AuthenticationMiddleware(database: database, metrics: metrics, jwtVerifier: jwtVerifier))
             .group(context: AuthenticatedRequestContext.self)
         authenticated.post("push") { request, context in
             try await push(request, user: context.user)
         }
         authenticated.get("pull") { request, context in
-            try await pull(request, user: context.user, heldTime: context.heldTime)
+            try await pull(request, user: context.user, heldTime: context.heldTime, tokenExpiry: context.tokenExpiry)
         }
         return router
     }
@@ -45,12 +46,17 @@ extension SyncServer {
         return try Response.json(PushResponse(results: results))
     }
 
-    private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime) async throws -> Response {
+    private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime, tokenExpiry: Date?) async throws
+        -> Response
+    {
         let query = try PullQuery(request.uri.queryParameters)
         try await checkHistory(of: query, for: user)
         let notifier = database.changeNotifier
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(query.wait)
+        // A JWT's pull waits no longer than the token holds.
+        let expiry = tokenExpiry.map { clock.now + .seconds($0.timeIntervalSinceNow) }
+        let deadline = min(clock.now + .seconds(query.wait), expiry ?? .now + .seconds(query.wait))
+        var waited = false
         while true {
             // Read the generation before looking, so a push committing in between still wakes the wait.
             let generation = notifier.generation(for: user.id)
@@ -67,6 +73,7 @@ extension SyncServer {
                     return page
                 }
             }
+            try Self.checkExpiry(expiry, waited: waited, clock: clock)
             let remaining = clock.now.duration(to: deadline)
             guard answer.response.changes.isEmpty, remaining > .zero else {
                 return answer.httpResponse
@@ -78,10 +85,19 @@ extension SyncServer {
                 }
             }
             heldTime.add(waitStart.duration(to: clock.now))
+            waited = true
+            try Self.checkExpiry(expiry, waited: waited, clock: clock)
             guard woken else {
                 return answer.httpResponse
             }
         }
+    }
+
+    /// Refuses a pull that waited past its token's expiry: it never answers with what was written after.
+    private static func checkExpiry(_ expiry: ContinuousClock.Instant?, waited: Bool, clock: ContinuousClock) throws {
+        guard waited, let expiry, clock.now >= expiry else { return }
+        throw SyncServerError.invalidToken(
+            "The token expired while the pull waited; get a fresh one from the identity provider.")
     }
 
     /// Refuses a cursor that is not in the server's history: beyond the user's last version, or
