@@ -95,7 +95,9 @@ public final class SyncClient: Sendable {
             throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)
         }
         engine = SyncEngine(
-            storage: storage, transport: SyncTransport(server: server, tokens: SyncTokenSource(provider: tokenProvider)), clientID: clientID,
+            storage: storage,
+            transport: SyncTransport(server: server, tokens: SyncTokenSource(provider: tokenProvider)),
+            clientID: clientID,
             collections: collections)
     }
 

@@ -1,3 +1,4 @@
+import Amber
 import Foundation
 
 /// Hands the transport its bearer token: the app's token provider, asked when a token is first

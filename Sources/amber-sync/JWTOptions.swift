@@ -12,7 +12,8 @@ struct JWTOptions: ParsableArguments {
 
     @Option(
         name: .customLong("jwks-refresh"),
-        help: "Fetch the JWKS document again every this many seconds; an unknown kid also fetches it (once a minute at most)."
+        help:
+            "Fetch the JWKS document again every this many seconds; an unknown kid also fetches it (once a minute at most)."
     )
     var jwksRefresh = 3600
 
@@ -46,7 +47,8 @@ struct JWTOptions: ParsableArguments {
         if jwksURL == nil && keyFiles.isEmpty && secretFiles.isEmpty
             && (issuer != nil || !audiences.isEmpty || userClaim != "sub")
         {
-            throw ValidationError("--jwt-issuer, --jwt-audience and --jwt-user-claim need --jwks-url, --jwt-key or --jwt-secret-file.")
+            throw ValidationError(
+                "--jwt-issuer, --jwt-audience and --jwt-user-claim need --jwks-url, --jwt-key or --jwt-secret-file.")
         }
     }
 

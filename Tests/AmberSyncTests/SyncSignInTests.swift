@@ -71,11 +71,8 @@ import Testing
             return try await Self.token(expiresIn: signedIn.withLock { $0 } ? 3600 : -600)
         }
         try phone.notes.add(note("kept pending"))
-        await #expect {
-            try await phone.client.sync()
-        } throws: { error in
-            (error as? SyncError)?.kind == .unauthorized
-        }
+        let refused = await #expect(throws: SyncError.self) { try await phone.client.sync() }
+        #expect(refused?.kind == .unauthorized)
         #expect(phone.client.pendingCount == 1)
 
         let events = Collected(phone.client.events())

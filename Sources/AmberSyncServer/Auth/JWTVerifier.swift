@@ -6,8 +6,8 @@ import Logging
 /// `aud` and the user claim, with the keys of a ``JWTConfiguration``.
 ///
 /// Signatures are checked with jwt-kit's algorithms: RS256/384/512, PS256/384/512, ES256/384/512,
-/// EdDSA, and HS256/384/512 with a secret. A token's `kid` picks its key; a token without one is
-/// checked against the keys of key and secret files. A refusal is a ``SyncServerError`` whose
+/// EdDSA, and HS256/384/512 with a secret. A token's `kid` picks its key; a token without one, or
+/// with a `kid` no key has, is checked against the keys of key and secret files that have no `kid`. A refusal is a ``SyncServerError`` whose
 /// sentence says what is wrong, never quoting the token or a key.
 ///
 /// ```swift
@@ -59,7 +59,8 @@ public final class JWTVerifier: Sendable {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw SyncServerError.invalidJWTConfiguration("the secret file \(path) cannot be read")
             }
-            let secret = Data(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+            let secret = Data(
+                String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
             guard secret.count >= 32 else {
                 throw SyncServerError.invalidJWTConfiguration(
                     "the secret in \(path) has \(secret.count) bytes; an HMAC secret needs at least 32")
@@ -149,7 +150,13 @@ public final class JWTVerifier: Sendable {
         }
         var found = fileKeys.filter { $0.kid == kid }
         if let jwks {
-            guard let published = await jwks.currentKeys() else {
+            var published = await jwks.currentKeys()
+            if published == nil {
+                // Not fetched yet: try again now (at most once per unknown-kid interval).
+                await jwks.refreshForUnknownKID()
+                published = await jwks.currentKeys()
+            }
+            guard let published else {
                 if !found.isEmpty { return found }
                 throw SyncServerError.authenticationUnavailable(
                     "The server has not received its JWT keys yet; try again shortly.")
@@ -160,8 +167,11 @@ public final class JWTVerifier: Sendable {
                 found += (await jwks.currentKeys() ?? []).filter { $0.kid == kid }
             }
         }
+        // A key or secret file without a kid takes tokens of any kid.
+        if found.isEmpty { found = fileKeys.filter { $0.kid == nil } }
         guard !found.isEmpty else {
-            throw SyncServerError.invalidToken("No key of this server has the token's key id (kid) \(Self.quoted(kid)).")
+            throw SyncServerError.invalidToken(
+                "No key of this server has the token's key id (kid) \(Self.quoted(kid)).")
         }
         return found
     }
@@ -191,7 +201,8 @@ public final class JWTVerifier: Sendable {
                 }
             guard audiences.contains(where: configuration.audiences.contains) else {
                 throw SyncServerError.invalidToken(
-                    "The token's audience (aud) does not include \(configuration.audiences.map(Self.quoted).joined(separator: " or ")).")
+                    "The token's audience (aud) does not include \(configuration.audiences.map(Self.quoted).joined(separator: " or "))."
+                )
             }
         }
         let claim = configuration.userClaim

@@ -224,11 +224,20 @@ import Testing
             defer { refreshing.cancel() }
             let oldToken = try await old.token()
             let newToken = try await new.token()
-            #expect(await eventually(within: 10) { (try? await harness.send(.get, "/v1/pull", token: oldToken).status) == .ok })
+            #expect(
+                await eventually(within: 10) {
+                    (try? await harness.send(.get, "/v1/pull", token: oldToken).status) == .ok
+                })
             jwks.publish(jwksDocument([old, new]))
-            #expect(await eventually(within: 10) { (try? await harness.send(.get, "/v1/pull", token: newToken).status) == .ok })
+            #expect(
+                await eventually(within: 10) {
+                    (try? await harness.send(.get, "/v1/pull", token: newToken).status) == .ok
+                })
             jwks.publish(jwksDocument([new]))
-            #expect(await eventually(within: 10) { (try? await harness.send(.get, "/v1/pull", token: oldToken).status) == .unauthorized })
+            #expect(
+                await eventually(within: 10) {
+                    (try? await harness.send(.get, "/v1/pull", token: oldToken).status) == .unauthorized
+                })
             #expect(try await harness.send(.get, "/v1/pull", token: newToken).status == .ok)
         }
     }
