@@ -96,7 +96,7 @@ import Testing
             configuration.audiences = ["notes", "notes-web"]
         }
         let good = TestClaims(iss: "https://id.example.com/", aud: ["notes"])
-        func with(_ change: (inout TestClaims) -> Void) -> TestClaims {
+        @Sendable func with(_ change: (inout TestClaims) -> Void) -> TestClaims {
             var claims = good
             change(&claims)
             return claims
