@@ -14,11 +14,14 @@ struct VerificationKey: Sendable {
         "HS256", "HS384", "HS512",
     ]
 
-    /// Keys for an HMAC secret: HS256, HS384 and HS512.
+    /// Keys for an HMAC secret: HS256, and HS384 and HS512 for a secret at least as long as
+    /// their hash (48 and 64 bytes).
     static func hmac(secret: Data) async -> VerificationKey {
         let key = HMACKey(from: secret)
         var algorithms: [String: any JWTAlgorithm] = [:]
-        for (name, digest) in [("HS256", DigestAlgorithm.sha256), ("HS384", .sha384), ("HS512", .sha512)] {
+        for (name, digest, length) in [
+            ("HS256", DigestAlgorithm.sha256, 32), ("HS384", .sha384, 48), ("HS512", .sha512, 64),
+        ] where secret.count >= length {
             let collection = JWTKeyCollection()
             await collection.add(hmac: key, digestAlgorithm: digest)
             algorithms[name] = try? await collection.getKey()
