@@ -8,23 +8,34 @@ extension SyncClient {
     /// a change another client pushes arrives through a long-poll pull, without polling in a busy
     /// loop. When the server is unreachable it retries with growing delays (up to 30 s).
     /// Calling `start()` again while started does nothing.
+    ///
+    /// When the server refuses the token, and a fresh one from the token provider too, live sync
+    /// reports it (``SyncEvent/failed(reason:)``) and stops: call `start()` again once the user
+    /// signed in anew.
     public func start() {
-        live.withLock { task in
-            guard task == nil else { return }
+        live.withLock { state in
+            guard state.task == nil else { return }
+            state.generation += 1
+            let generation = state.generation
+            let live = self.live
             let engine = self.engine
             let events = self.eventHub
             let collections = self.collections.withLock { Array($0.values) }
-            task = Task.detached {
+            state.task = Task.detached {
                 await LiveSync(engine: engine, events: events, collections: collections).run()
+                // Ended by itself (the token was refused): a later start() begins anew.
+                live.withLock { state in
+                    if state.generation == generation { state.task = nil }
+                }
             }
         }
     }
 
     /// Ends the background work started by ``start()``, and waits for it to end.
     public func stop() async {
-        let task = live.withLock { task in
-            defer { task = nil }
-            return task
+        let task = live.withLock { state in
+            defer { state.task = nil }
+            return state.task
         }
         task?.cancel()
         await task?.value
@@ -60,6 +71,8 @@ struct LiveSync: Sendable {
                 if Task.isCancelled { return }
                 events.emit(
                     error.kind == .offline ? .offline(reason: error.message) : .failed(reason: error.description))
+                // Refused even with a fresh token: the app must act (sign in again, then start()).
+                if error.kind == .unauthorized { return }
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
                 delay = min(delay * 2, Self.longestRetryDelay)
                 continue

@@ -48,7 +48,7 @@ public final class SyncClient: Sendable {
     let engine: SyncEngine
     let collections = LockedValue<[String: any SyncedCollection]>([:])
     let eventHub = EventHub()
-    let live = LockedValue<Task<Void, Never>?>(nil)
+    let live = LockedValue<(task: Task<Void, Never>?, generation: Int)>((nil, 0))
 
     /// Creates a client for the stores of `storage`.
     ///
@@ -57,7 +57,32 @@ public final class SyncClient: Sendable {
     ///   - server: The server's address, such as `http://127.0.0.1:8080`.
     ///   - token: A bearer token from `amber-sync user add` or `amber-sync token add`.
     /// - Throws: ``SyncError`` of kind ``SyncError/Kind/storage`` when the file cannot be prepared.
-    public init(storage: SQLiteStorage, server: URL, token: String) throws {
+    public convenience init(storage: SQLiteStorage, server: URL, token: String) throws {
+        try self.init(storage: storage, server: server, tokenProvider: { token })
+    }
+
+    /// Creates a client that asks the app for its bearer token: a JWT of the app's own sign-in.
+    ///
+    /// The provider is called when a token is first needed, and again when the server refuses
+    /// the last one (HTTP 401, such as for an expired JWT): return the app's current, refreshed
+    /// token. When the server refuses the fresh token too, or the provider throws, sync fails
+    /// with ``SyncError`` of kind ``SyncError/Kind/unauthorized``, and live sync stops until
+    /// ``start()`` is called again. See <doc:SigningIn>.
+    ///
+    /// ```swift
+    /// let sync = try SyncClient(storage: storage, server: server) {
+    ///     try await session.validAccessToken()   // the app's sign-in SDK
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - storage: The file whose stores sync; its sync tables are created when absent.
+    ///   - server: The server's address, such as `https://sync.example.com`.
+    ///   - tokenProvider: Returns the bearer token to send; called off the main actor.
+    /// - Throws: ``SyncError`` of kind ``SyncError/Kind/storage`` when the file cannot be prepared.
+    public init(
+        storage: SQLiteStorage, server: URL, tokenProvider: @escaping @Sendable () async throws -> String
+    ) throws {
         self.storage = storage
         self.server = server
         let clientID: String
@@ -70,7 +95,9 @@ public final class SyncClient: Sendable {
             throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)
         }
         engine = SyncEngine(
-            storage: storage, transport: SyncTransport(server: server, token: token), clientID: clientID,
+            storage: storage,
+            transport: SyncTransport(server: server, tokens: SyncTokenSource(provider: tokenProvider)),
+            clientID: clientID,
             collections: collections)
     }
 

@@ -8,7 +8,8 @@ import Foundation
 public struct SyncError: Error, CustomStringConvertible, Sendable {
     /// The kind of failure.
     public enum Kind: Sendable, Equatable {
-        /// The server refused the token (HTTP 401): unknown, revoked or missing.
+        /// The server refused the token (HTTP 401): unknown, revoked, missing or expired, also
+        /// after the token provider gave a fresh one; or the token provider failed.
         case unauthorized
         /// The server answered with this HTTP status and an error message.
         case server(status: Int)

@@ -8,12 +8,12 @@ import Foundation
 /// The wire protocol over HTTP, with `URLSession`.
 struct SyncTransport: Sendable {
     let server: URL
-    let token: String
+    let tokens: SyncTokenSource
     let session: URLSession
 
-    init(server: URL, token: String) {
+    init(server: URL, tokens: SyncTokenSource) {
         self.server = server
-        self.token = token
+        self.tokens = tokens
         let configuration = URLSessionConfiguration.ephemeral
         // Long enough for a long-poll pull (at most 60 s of waiting) on a slow network.
         configuration.timeoutIntervalForRequest = 90
@@ -60,12 +60,20 @@ struct SyncTransport: Sendable {
     }
 
     /// Sends a request and decodes a `200` answer; any other answer becomes a ``SyncError``.
+    ///
+    /// A `401` asks the token provider for a fresh token and sends the request once more with it.
     private func send<Response: JSONWireDecodable & Sendable>(_ request: URLRequest) async throws(SyncError)
         -> Answer<Response>
     {
         var request = request
+        var token = try await tokens.token()
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let (data, response) = try await data(for: request)
+        var (data, response) = try await data(for: request)
+        if (response as? HTTPURLResponse)?.statusCode == 401, let fresh = try await tokens.token(replacing: token) {
+            token = fresh
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            (data, response) = try await self.data(for: request)
+        }
         guard let http = response as? HTTPURLResponse else {
             throw SyncError(.protocolViolation, "not an HTTP answer")
         }

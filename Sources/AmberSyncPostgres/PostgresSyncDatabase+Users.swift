@@ -80,3 +80,27 @@ extension PostgresSyncDatabase {
         }
     }
 }
+
+extension PostgresSyncDatabase {
+    /// The user of a verified JWT's subject, created the first time the subject is seen.
+    ///
+    /// - Parameters:
+    ///   - subject: The value of the token's user claim.
+    ///   - issuer: The token's `iss`, or the empty string.
+    /// - Returns: The subject's user, whose name holds the issuer and subject between tabs.
+    public func user(forSubject subject: String, issuer: String) async throws -> SyncUser {
+        let name = SyncUserName.subject(subject, issuer: issuer)
+        // Read first: the common case writes nothing. Two servers creating the user at once both
+        // end with the one row; each statement sees the rows committed before it began.
+        for statement: PostgresQuery in [
+            "SELECT id FROM amber_sync_users WHERE name = \(name)",
+            "INSERT INTO amber_sync_users (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING RETURNING id",
+            "SELECT id FROM amber_sync_users WHERE name = \(name)",
+        ] {
+            if let id = try await collect(statement).first?.decode(Int64.self) {
+                return SyncUser(id: id, name: name)
+            }
+        }
+        throw SyncServerError.databaseUnavailable(location: location, reason: "the user of a JWT subject vanished")
+    }
+}

@@ -18,6 +18,8 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var options: DatabaseOptions
 
+    @OptionGroup(title: "Sign-in with the app's own JWTs") var jwt: JWTOptions
+
     @Option(name: .customLong("max-body"), help: "The largest request body accepted, in bytes.")
     var maximumBodySize = SyncLimits.defaultMaximumBody
 
@@ -88,6 +90,7 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "amber-sync")
         // An IPv6 address needs brackets in a URL.
         let urlHost = host.contains(":") ? "[\(host)]" : host
+        let jwtVerifier = try await jwt.makeVerifier(logger: logger)
         try await options.withDatabase(logger: logger) { database in
             let server = SyncServer(
                 database: database,
@@ -95,7 +98,8 @@ struct Serve: AsyncParsableCommand {
                 port: port,
                 maximumBodySize: maximumBodySize,
                 logger: logger,
-                limits: limits
+                limits: limits,
+                jwtVerifier: jwtVerifier
             )
             try await server.run { port in
                 Output.line("listening on http://\(urlHost):\(port)")

@@ -6,7 +6,10 @@ import Foundation
 /// Where `notes sync` syncs to, remembered in `$NOTES_HOME/sync.json`.
 struct SyncSettings: Codable {
     var server: URL
-    var token: String
+    /// A token from `amber-sync user add`; or `nil` with ``tokenCommand``.
+    var token: String?
+    /// A shell command that prints a token (a JWT of the app's sign-in), run for each token needed.
+    var tokenCommand: String?
     var lastSync: Date?
 
     static var file: URL { Library.home.appendingPathComponent("sync.json") }
@@ -34,7 +37,14 @@ struct SyncSettings: Codable {
 extension Library {
     /// A sync client for both stores.
     func syncClient(_ settings: SyncSettings) throws -> SyncClient {
-        let client = try SyncClient(storage: storage, server: settings.server, token: settings.token)
+        let client: SyncClient
+        if let command = settings.tokenCommand {
+            client = try SyncClient(storage: storage, server: settings.server) {
+                try await TokenCommand.run(command)
+            }
+        } else {
+            client = try SyncClient(storage: storage, server: settings.server, token: settings.token ?? "")
+        }
         try client.add(notes)
         try client.add(tags)
         return client
@@ -44,9 +54,16 @@ extension Library {
 struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sync with an amber-sync server: push local changes, pull the others'.",
-        discussion: "The first time, give --server and --token; they are remembered in $NOTES_HOME/sync.json.")
+        discussion:
+            "The first time, give --server and --token (or --token-command); they are remembered in $NOTES_HOME/sync.json."
+    )
     @Option(help: "The server, such as http://127.0.0.1:8080.") var server: String?
     @Option(help: "A token from `amber-sync user add` or `amber-sync token add`.") var token: String?
+    @Option(
+        help:
+            "A shell command that prints a token (such as a JWT of your sign-in), run each time a token is needed; instead of --token."
+    )
+    var tokenCommand: String?
     @Flag(help: "Keep syncing live and print what arrives, until interrupted.") var watch = false
 
     func run() async throws {
@@ -84,11 +101,20 @@ struct Sync: AsyncParsableCommand {
         else {
             throw NotesError("\(address) is not a server address (http://HOST:PORT)")
         }
-        guard let token = token ?? saved?.token, !token.isEmpty else {
-            throw NotesError("no token: run notes sync --server URL --token TOKEN")
+        if token != nil && tokenCommand != nil {
+            throw NotesError("give --token or --token-command, not both")
         }
-        let settings = SyncSettings(server: url, token: token, lastSync: url == saved?.server ? saved?.lastSync : nil)
-        if server != nil || self.token != nil { try settings.save() }
+        // A new --token or --token-command replaces the other one remembered.
+        let remembered = token == nil && tokenCommand == nil
+        let token = remembered ? saved?.token : token
+        let tokenCommand = remembered ? saved?.tokenCommand : tokenCommand
+        guard !(token ?? "").isEmpty || !(tokenCommand ?? "").isEmpty else {
+            throw NotesError("no token: run notes sync --server URL --token TOKEN (or --token-command CMD)")
+        }
+        let settings = SyncSettings(
+            server: url, token: token, tokenCommand: tokenCommand,
+            lastSync: url == saved?.server ? saved?.lastSync : nil)
+        if server != nil || !remembered { try settings.save() }
         return settings
     }
 

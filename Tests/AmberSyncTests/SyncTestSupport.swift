@@ -69,17 +69,19 @@ final class TestServer: Sendable {
     }
 
     /// Starts a server on a new database of `backend`; ``stop()`` throws the database away.
-    static func start(_ backend: Backend) async throws -> TestServer {
+    static func start(_ backend: Backend, jwtVerifier: JWTVerifier? = nil) async throws -> TestServer {
         let test = try await backend.makeDatabase()
-        return try await start(database: test.database, port: 0, remove: test.remove)
+        return try await start(database: test.database, port: 0, jwtVerifier: jwtVerifier, remove: test.remove)
     }
 
     private static func start(
-        database: any SyncDatabase, port: Int, remove: @escaping @Sendable () async -> Void
+        database: any SyncDatabase, port: Int, jwtVerifier: JWTVerifier? = nil,
+        remove: @escaping @Sendable () async -> Void
     ) async throws -> TestServer {
         var logger = Logger(label: "amber-sync-test")
         logger.logLevel = .critical
-        let running = try await SyncServer(database: database, port: port, logger: logger).start()
+        let running = try await SyncServer(database: database, port: port, logger: logger, jwtVerifier: jwtVerifier)
+            .start()
         return TestServer(database: database, running: running, remove: remove)
     }
 
@@ -106,13 +108,17 @@ final class Device: Sendable {
     let tags: IdentityStore<Tag>
     let client: SyncClient
 
-    init(server: URL, token: String, path: String? = nil) throws {
+    convenience init(server: URL, token: String, path: String? = nil) throws {
+        try self.init(server: server, path: path, tokenProvider: { token })
+    }
+
+    init(server: URL, path: String? = nil, tokenProvider: @escaping @Sendable () async throws -> String) throws {
         let path = path ?? temporaryDirectory().appendingPathComponent("device.sqlite").path
         self.path = path
         storage = try SQLiteStorage(path: path)
         notes = try IdentityStore(key: "notes", storage: storage)
         tags = try IdentityStore(key: "tags", storage: storage)
-        client = try SyncClient(storage: storage, server: server, token: token)
+        client = try SyncClient(storage: storage, server: server, tokenProvider: tokenProvider)
         try client.add(notes)
         try client.add(tags)
     }

@@ -50,6 +50,18 @@ public protocol SyncDatabase: Sendable {
     /// - Returns: The token's user, or `nil` for an unknown or revoked token.
     func user(forToken token: String) async throws -> SyncUser?
 
+    /// The user of a verified JWT's subject, created the first time the subject is seen.
+    ///
+    /// Each (issuer, subject) pair is one user, the same for every token and device of the
+    /// subject. Its name is `jwt`, the issuer and the subject, separated by tabs: no name given to `amber-sync user add` can be one, so an operator's user "ann" and a JWT
+    /// subject "ann" are never the same user.
+    ///
+    /// - Parameters:
+    ///   - subject: The value of the token's user claim.
+    ///   - issuer: The token's `iss`, or the empty string.
+    /// - Returns: The subject's user.
+    func user(forSubject subject: String, issuer: String) async throws -> SyncUser
+
     /// Applies a client's mutations, in order, in one transaction.
     ///
     /// Each mutation is decided by ``MutationResolver``; each applied one gets the user's next

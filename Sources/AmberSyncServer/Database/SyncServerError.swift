@@ -11,6 +11,13 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     case bodyTooLarge(limit: Int)
     /// A request without a known, unrevoked bearer token.
     case unauthorized
+    /// A JWT that does not verify: its signature, algorithm, key, expiry or claims; the sentence
+    /// says which, never quoting the token or a key.
+    case invalidToken(String)
+    /// A JWT that cannot be checked yet: the keys of the JWKS URL have not arrived.
+    case authenticationUnavailable(String)
+    /// JWT settings that cannot be used, such as a key file holding no key.
+    case invalidJWTConfiguration(String)
     /// A pull whose cursor is older than the deletions the server still remembers.
     case cursorExpired(cursor: Int64, prunedThrough: Int64)
     /// A pull whose cursor is not in the server's history: the database was restored from a
@@ -41,7 +48,9 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .invalidRequest, .invalidUserName: 400
         case .bodyTooLarge: 413
-        case .unauthorized: 401
+        case .unauthorized, .invalidToken: 401
+        case .authenticationUnavailable: 503
+        case .invalidJWTConfiguration: 500
         case .cursorExpired, .historyChanged: 410
         case .clientIDReused: 409
         case .userExists: 409
@@ -61,6 +70,10 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
             "The request body is larger than the server's limit of \(limit) bytes."
         case .unauthorized:
             "A valid bearer token is required: send `Authorization: Bearer TOKEN` with a token from `amber-sync user add` or `amber-sync token add`."
+        case .invalidToken(let sentence), .authenticationUnavailable(let sentence):
+            sentence
+        case .invalidJWTConfiguration(let reason):
+            "The JWT settings cannot be used: \(reason)."
         case .cursorExpired(let cursor, let prunedThrough):
             "The cursor \(cursor) is older than the deletions this server still remembers (pruned through version \(prunedThrough)); pull again from cursor 0."
         case .historyChanged(let cursor):

@@ -13,4 +13,13 @@ package enum SyncUserName {
             && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
         guard isValid else { throw SyncServerError.invalidUserName(name) }
     }
+
+    /// The name of the user of a JWT subject: `jwt`, the issuer and the subject, separated by tabs.
+    ///
+    /// A tab is a control character, which ``validate(_:)`` refuses in the names operators give,
+    /// and which a verified token's issuer and subject never hold: so no operator's user and no
+    /// other subject or issuer can have this name.
+    package static func subject(_ subject: String, issuer: String) -> String {
+        "jwt\t\(issuer)\t\(subject)"
+    }
 }

@@ -4,19 +4,31 @@ import Hummingbird
 /// Refuses requests without a known bearer token (`401`) and records the token's user in the context.
 ///
 /// The token is looked up in the database on every request, so a token revoked by another
-/// process is refused from its next request on.
+/// process is refused from its next request on. With a ``JWTVerifier``, a JWT is verified instead
+/// and its subject's user found (or created) in the database.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = SyncRequestContext
     let database: any SyncDatabase
     let metrics: SyncServerMetrics
+    var jwtVerifier: JWTVerifier?
 
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
-        guard let token = Self.bearerToken(in: request.headers[.authorization]),
-            let user = try await metrics.database(.authenticate, { try await database.user(forToken: token) })
-        else { throw SyncServerError.unauthorized }
+        guard let token = Self.bearerToken(in: request.headers[.authorization]) else {
+            throw SyncServerError.unauthorized
+        }
         var context = context
+        if let jwtVerifier, JWTVerifier.looksLikeJWT(token) {
+            let verified = try await jwtVerifier.verify(token)
+            context.user = try await metrics.database(.authenticate) {
+                try await database.user(forSubject: verified.subject, issuer: verified.issuer)
+            }
+            context.tokenExpiry = verified.expiry
+            return try await next(request, context)
+        }
+        guard let user = try await metrics.database(.authenticate, { try await database.user(forToken: token) })
+        else { throw SyncServerError.unauthorized }
         context.user = user
         return try await next(request, context)
     }

@@ -24,7 +24,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 ErrorResponse(error: error.clientSentence, reset: error.isReset ? true : nil, code: error.code),
                 status: HTTPResponse.Status(code: error.httpStatusCode)
             )
-            if error == .unauthorized {
+            if error.httpStatusCode == 401 {
                 response.headers[.wwwAuthenticate] = "Bearer"
             }
             if error.isTemporary {

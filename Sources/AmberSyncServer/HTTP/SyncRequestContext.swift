@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// The context of every request to the sync server; the authentication middleware fills in ``user``.
@@ -5,6 +6,8 @@ struct SyncRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The user whose bearer token the request carries, once authenticated.
     var user: SyncUser?
+    /// When the request's JWT expires; `nil` for an operator token or a JWT without `exp`.
+    var tokenExpiry: Date?
     /// How long the request was held waiting for a change, which its latency leaves out.
     let heldTime = HeldTime()
 
@@ -17,6 +20,8 @@ struct SyncRequestContext: RequestContext {
 struct AuthenticatedRequestContext: ChildRequestContext {
     var coreContext: CoreRequestContextStorage
     let user: SyncUser
+    /// When the request's JWT expires: a pull waits no longer.
+    let tokenExpiry: Date?
     /// The request's ``SyncRequestContext/heldTime``, shared with the middleware that reads it.
     let heldTime: HeldTime
 
@@ -24,6 +29,7 @@ struct AuthenticatedRequestContext: ChildRequestContext {
         guard let user = context.user else { throw SyncServerError.unauthorized }
         self.coreContext = context.coreContext
         self.user = user
+        self.tokenExpiry = context.tokenExpiry
         self.heldTime = context.heldTime
     }
 }

@@ -31,13 +31,13 @@ extension SyncServer {
             )
         }
         let authenticated = router.group("/v1")
-            .add(middleware: AuthenticationMiddleware(database: database, metrics: metrics))
+            .add(middleware: AuthenticationMiddleware(database: database, metrics: metrics, jwtVerifier: jwtVerifier))
             .group(context: AuthenticatedRequestContext.self)
         authenticated.post("push") { request, context in
             try await push(request, user: context.user)
         }
         authenticated.get("pull") { request, context in
-            try await pull(request, user: context.user, heldTime: context.heldTime)
+            try await pull(request, user: context.user, heldTime: context.heldTime, tokenExpiry: context.tokenExpiry)
         }
         allowedMethods.set(router.routes.map { (path: $0.path.description, method: $0.method) })
         return router
@@ -84,12 +84,16 @@ extension SyncServer {
         DispatchQueue(label: "amber-sync.decoding.\(index)")
     }
 
-    private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime) async throws -> Response {
+    private func pull(_ request: Request, user: SyncUser, heldTime: HeldTime, tokenExpiry: Date?) async throws
+        -> Response
+    {
         let query = try PullQuery(request.uri.queryParameters)
         try await checkHistory(of: query, for: user)
         let notifier = database.changeNotifier
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(query.wait)
+        // A JWT's pull waits no longer than the token holds.
+        let expiry = tokenExpiry.map { clock.now + .seconds($0.timeIntervalSinceNow) }
+        let deadline = min(clock.now + .seconds(query.wait), expiry ?? .now + .seconds(query.wait))
         var waited = false
         defer {
             if waited { waitingPulls.release(userID: user.id) }
@@ -111,6 +115,7 @@ extension SyncServer {
                     return page
                 }
             }
+            try Self.checkExpiry(expiry, waited: waited, clock: clock)
             let remaining = clock.now.duration(to: deadline)
             guard answer.response.changes.isEmpty, remaining > .zero else {
                 if waited {
@@ -130,11 +135,23 @@ extension SyncServer {
                 }
             }
             heldTime.add(waitStart.duration(to: clock.now))
+            waited = true
+            try Self.checkExpiry(expiry, waited: waited, clock: clock)
             guard woken else {
+                // The wait ran to the token's expiry (a timer may fire a moment early): refused.
+                if let expiry, expiry <= deadline { try Self.checkExpiry(expiry, waited: true, clock: nil) }
                 try await checkToken(of: request, user: user)
                 return answer.httpResponse
             }
         }
+    }
+
+    /// Refuses a pull that waited past its token's expiry: it never answers with what was written after.
+    /// Without a clock, refuses whenever there is an expiry.
+    private static func checkExpiry(_ expiry: ContinuousClock.Instant?, waited: Bool, clock: ContinuousClock?) throws {
+        guard waited, let expiry, clock.map({ $0.now >= expiry }) ?? true else { return }
+        throw SyncServerError.invalidToken(
+            "The token expired while the pull waited; get a fresh one from the identity provider.")
     }
 
     /// Refuses a cursor that is not in the server's history: beyond the user's last version, or
@@ -155,8 +172,12 @@ extension SyncServer {
     /// - Throws: ``SyncServerError/unauthorized`` when the token no longer belongs to `user`.
     private func checkToken(of request: Request, user: SyncUser) async throws {
         let (database, metrics) = (database, metrics)
-        guard let token = AuthenticationMiddleware.bearerToken(in: request.headers[.authorization]),
-            let current = try await metrics.database(.authenticate, { try await database.user(forToken: token) }),
+        guard let token = AuthenticationMiddleware.bearerToken(in: request.headers[.authorization]) else {
+            throw SyncServerError.unauthorized
+        }
+        // A JWT is not revoked on this server; its expiry is checked apart.
+        if jwtVerifier != nil, JWTVerifier.looksLikeJWT(token) { return }
+        guard let current = try await metrics.database(.authenticate, { try await database.user(forToken: token) }),
             current.id == user.id
         else { throw SyncServerError.unauthorized }
     }

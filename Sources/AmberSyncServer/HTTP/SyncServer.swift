@@ -32,6 +32,8 @@ public struct SyncServer: Sendable {
     public let metrics: SyncServerMetrics
     /// What the server holds at most, and how long it waits for a slow client.
     public let limits: SyncServerLimits
+    /// Verifies the app's own JWTs beside the operator's tokens; `nil` accepts operator tokens only.
+    public let jwtVerifier: JWTVerifier?
     /// Shares database reads among pulls that ask the same question at once.
     let pullCoalescer = PullCoalescer()
     /// The pulls held waiting for a change, counted against ``limits``.
@@ -49,6 +51,7 @@ public struct SyncServer: Sendable {
     ///   - logger: Where the server logs.
     ///   - metrics: Where the server counts and times its work; new ones unless given.
     ///   - limits: What the server holds at most, and how long it waits for a slow client.
+    ///   - jwtVerifier: Verifies the app's own JWTs (see the article "Signing in" of `AmberSync`); operator tokens only when `nil`.
     public init(
         database: any SyncDatabase,
         host: String = "127.0.0.1",
@@ -56,7 +59,8 @@ public struct SyncServer: Sendable {
         maximumBodySize: Int = SyncLimits.defaultMaximumBody,
         logger: Logger = Logger(label: "amber-sync"),
         metrics: SyncServerMetrics = SyncServerMetrics(),
-        limits: SyncServerLimits = SyncServerLimits()
+        limits: SyncServerLimits = SyncServerLimits(),
+        jwtVerifier: JWTVerifier? = nil
     ) {
         precondition(maximumBodySize > 0, "The maximum body size must be a positive number of bytes.")
         self.database = database
@@ -66,6 +70,7 @@ public struct SyncServer: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.limits = limits
+        self.jwtVerifier = jwtVerifier
     }
 
     /// Serves until the calling task is cancelled or the process gets SIGINT or SIGTERM.
@@ -77,7 +82,17 @@ public struct SyncServer: Sendable {
     /// - Throws: When the address cannot be bound.
     public func run(onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
         try await database.migrate()
-        try await makeApplication(onListening: onListening).runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        let application = makeApplication(onListening: onListening)
+        guard let jwtVerifier else {
+            try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            return
+        }
+        // The JWKS document is fetched at start and refreshed for as long as the server runs.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await jwtVerifier.refreshKeys() }
+            try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            group.cancelAll()
+        }
     }
 
     /// The Hummingbird application of this server, for tests (`app.test(.router)`) or to run in

@@ -73,3 +73,27 @@ extension SQLiteSyncDatabase {
         }
     }
 }
+
+extension SQLiteSyncDatabase {
+    /// The user of a verified JWT's subject, created the first time the subject is seen.
+    ///
+    /// - Parameters:
+    ///   - subject: The value of the token's user claim.
+    ///   - issuer: The token's `iss`, or the empty string.
+    /// - Returns: The subject's user, whose name holds the issuer and subject between tabs.
+    public func user(forSubject subject: String, issuer: String) async throws -> SyncUser {
+        let name = SyncUserName.subject(subject, issuer: issuer)
+        let found = try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name])
+        }
+        if let found { return SyncUser(id: found, name: name) }
+        let now = Date().timeIntervalSince1970
+        let id = try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO users (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                arguments: [name, now])
+            return try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name])!
+        }
+        return SyncUser(id: id, name: name)
+    }
+}

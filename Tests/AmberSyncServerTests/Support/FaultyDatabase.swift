@@ -19,6 +19,9 @@ struct FaultyDatabase: SyncDatabase {
     func revokeToken(_ token: String) async throws -> Bool { try await base.revokeToken(token) }
 
     func user(forToken token: String) async throws -> SyncUser? { try await base.user(forToken: token) }
+    func user(forSubject subject: String, issuer: String) async throws -> SyncUser {
+        try await base.user(forSubject: subject, issuer: issuer)
+    }
 
     func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
         if let pushFault { throw pushFault }
@@ -67,6 +70,9 @@ struct CountingDatabase: SyncDatabase {
     func revokeToken(_ token: String) async throws -> Bool { try await base.revokeToken(token) }
 
     func user(forToken token: String) async throws -> SyncUser? { try await base.user(forToken: token) }
+    func user(forSubject subject: String, issuer: String) async throws -> SyncUser {
+        try await base.user(forSubject: subject, issuer: issuer)
+    }
 
     func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
         try await base.push(mutations, clientID: clientID, for: user)

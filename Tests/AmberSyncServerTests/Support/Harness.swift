@@ -85,13 +85,15 @@ struct Harness: Sendable {
 func withHarness(
     _ backend: Backend,
     maximumBodySize: Int = SyncLimits.defaultMaximumBody,
+    jwtVerifier: JWTVerifier? = nil,
     wrap: (any SyncDatabase) -> any SyncDatabase = { $0 },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
     try await backend.withDatabase { test in
         var logger = Logger(label: "amber-sync-tests")
         logger.logLevel = .critical
-        let server = SyncServer(database: wrap(test.database), maximumBodySize: maximumBodySize, logger: logger)
+        let server = SyncServer(
+            database: wrap(test.database), maximumBodySize: maximumBodySize, logger: logger, jwtVerifier: jwtVerifier)
         try await server.makeApplication().test(.router) { client in
             try await body(Harness(client: client, database: test.database))
         }
