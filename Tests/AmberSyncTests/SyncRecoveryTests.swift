@@ -18,7 +18,7 @@ import Testing
     func anEditOfANoteWhoseDeletionWasPrunedWins(backend: Backend) async throws {
         try await backend.withDatabase { test in
             let database = try #require(test.location)
-            let token = try amberSync(["user", "add", "ann", "--database", database])
+            let token = try await amberSync(["user", "add", "ann", "--database", database])
             let server = try await ServerProcess.start(database: database)
             defer { server.stop() }
             let night = try Device(server: server.url, token: token)
@@ -32,7 +32,7 @@ import Testing
             try night.notes.remove(shared)
             try await night.client.sync()
             try await Task.sleep(nanoseconds: 20_000_000)
-            _ = try amberSync(["prune", "--older-than", "0", "--database", database])
+            _ = try await amberSync(["prune", "--older-than", "0", "--database", database])
 
             let edited = shared.with(text: "edited offline on day")
             try day.notes.add(edited)
@@ -53,32 +53,32 @@ import Testing
     /// pushes again, and every note reaches the server.
     @Test func twoPhonesSharingOneClientIDLoseNothing() async throws {
         let database = temporaryDirectory().appendingPathComponent("server.sqlite").path
-        let token = try amberSync(["user", "add", "ann", "--database", database])
+        let token = try await amberSync(["user", "add", "ann", "--database", database])
         let server = try await ServerProcess.start(database: database)
         defer { server.stop() }
         let first = temporaryDirectory()
-        try #require(try notes(first, "add", "before the copy").status == 0)
-        let setUp = try notes(first, "sync", "--server", server.url.absoluteString, "--token", token)
+        try #require(try await notes(first, "add", "before the copy").status == 0)
+        let setUp = try await notes(first, "sync", "--server", server.url.absoluteString, "--token", token)
         try #require(setUp.status == 0, "\(setUp.output) \(setUp.error)")
         // An unsynced note too, so both copies have the same mutation waiting to be planned.
-        try #require(try notes(first, "add", "pending at the copy").status == 0)
+        try #require(try await notes(first, "add", "pending at the copy").status == 0)
         let copy = temporaryDirectory().appendingPathComponent("copy")
         try FileManager.default.copyItem(at: first, to: copy)
 
-        try #require(try notes(first, "add", "only on the first phone").status == 0)
-        let firstSync = try notes(first, "sync")
+        try #require(try await notes(first, "add", "only on the first phone").status == 0)
+        let firstSync = try await notes(first, "sync")
         #expect(firstSync.status == 0, "\(firstSync.error)")
-        try #require(try notes(copy, "add", "only on the copy").status == 0)
-        let copySync = try notes(copy, "sync")
+        try #require(try await notes(copy, "add", "only on the copy").status == 0)
+        let copySync = try await notes(copy, "sync")
         #expect(copySync.status == 0, "\(copySync.error)")
         // Both keep syncing afterwards.
-        #expect(try notes(first, "add", "later on the first phone").status == 0)
-        #expect(try notes(first, "sync").status == 0)
-        #expect(try notes(copy, "sync").status == 0)
+        #expect(try await notes(first, "add", "later on the first phone").status == 0)
+        #expect(try await notes(first, "sync").status == 0)
+        #expect(try await notes(copy, "sync").status == 0)
 
         let reader = temporaryDirectory()
-        #expect(try notes(reader, "sync", "--server", server.url.absoluteString, "--token", token).status == 0)
-        let listed = try notes(reader, "list").output
+        #expect(try await notes(reader, "sync", "--server", server.url.absoluteString, "--token", token).status == 0)
+        let listed = try await notes(reader, "list").output
         for text in [
             "before the copy", "pending at the copy", "only on the first phone", "only on the copy",
             "later on the first phone",
@@ -99,7 +99,7 @@ import Testing
             original.drop()
             backup.drop()
         }
-        let token = try amberSync(["user", "add", "ann", "--database", original.location])
+        let token = try await amberSync(["user", "add", "ann", "--database", original.location])
         var server = try await ServerProcess.start(database: original.location)
         let port = server.port
         let day = try Device(server: server.url, token: token)
@@ -109,7 +109,7 @@ import Testing
         try await day.client.sync()
         try await night.client.sync()
 
-        try copyDatabase(original, to: backup, backend: backend)
+        try await copyDatabase(original, to: backup, backend: backend)
         let lost = note("written on day after the backup")
         try day.notes.add(lost)
         let edited = first.with(pinned: true)
@@ -141,7 +141,7 @@ import Testing
     /// everything again and pushes back all it has.
     @Test func aReplacedServerDatabaseGetsEveryNoteBack() async throws {
         let firstPath = temporaryDirectory().appendingPathComponent("first.sqlite").path
-        let firstToken = try amberSync(["user", "add", "ann", "--database", firstPath])
+        let firstToken = try await amberSync(["user", "add", "ann", "--database", firstPath])
         let first = try await ServerProcess.start(database: firstPath)
         let port = first.port
         let path = temporaryDirectory().appendingPathComponent("phone.sqlite").path
@@ -154,7 +154,7 @@ import Testing
         first.stop()
 
         let secondPath = temporaryDirectory().appendingPathComponent("second.sqlite").path
-        let secondToken = try amberSync(["user", "add", "ann", "--database", secondPath])
+        let secondToken = try await amberSync(["user", "add", "ann", "--database", secondPath])
         let second = try await ServerProcess.start(database: secondPath, port: port)
         defer { second.stop() }
         let phone = try Device(server: second.url, token: secondToken, path: path)
@@ -170,7 +170,7 @@ import Testing
     /// record, however many.
     @Test func oneSyncPushesEverythingPending() async throws {
         let database = temporaryDirectory().appendingPathComponent("server.sqlite").path
-        let token = try amberSync(["user", "add", "ann", "--database", database])
+        let token = try await amberSync(["user", "add", "ann", "--database", database])
         let server = try await ServerProcess.start(database: database)
         defer { server.stop() }
         let phone = try Device(server: server.url, token: token)
@@ -242,7 +242,7 @@ private func makeDatabase(_ backend: Backend) throws -> TestLocation {
 }
 
 /// Copies the database at `source` into `target` while a server is using it, as a backup would.
-private func copyDatabase(_ source: TestLocation, to target: TestLocation, backend: Backend) throws {
+private func copyDatabase(_ source: TestLocation, to target: TestLocation, backend: Backend) async throws {
     switch backend {
     case .sqlite:
         let from = try DatabaseQueue(path: source.location)
@@ -264,17 +264,17 @@ private func copyDatabase(_ source: TestLocation, to target: TestLocation, backe
             "-c", "\"$0\" --no-owner \"$1\" | \"$2\" -X -q -v ON_ERROR_STOP=1 \"$3\"", pgDump, source.location, psql,
             target.location,
         ]
-        let result = try runToEnd(process)
+        let result = try await runToEndOnItsOwnThread(process)
         guard result.status == 0 else { throw SyncTestError("pg_dump into the backup failed: \(result.error)") }
     }
 }
 
 /// Runs `amber-sync` to its end and returns the last line it printed.
-private func amberSync(_ arguments: [String]) throws -> String {
+private func amberSync(_ arguments: [String]) async throws -> String {
     let process = Process()
     process.executableURL = builtExecutable(named: "amber-sync")
     process.arguments = arguments
-    let result = try runToEnd(process)
+    let result = try await runToEndOnItsOwnThread(process)
     guard result.status == 0 else {
         throw SyncTestError("amber-sync \(arguments.joined(separator: " ")) failed: \(result.error)")
     }
@@ -282,10 +282,10 @@ private func amberSync(_ arguments: [String]) throws -> String {
 }
 
 /// Runs `notes` with `NOTES_HOME` set to `home`.
-private func notes(_ home: URL, _ arguments: String...) throws -> ProcessResult {
+private func notes(_ home: URL, _ arguments: String...) async throws -> ProcessResult {
     let process = Process()
     process.executableURL = builtExecutable(named: "notes")
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(["NOTES_HOME": home.path]) { $1 }
-    return try runToEnd(process)
+    return try await runToEndOnItsOwnThread(process)
 }

@@ -111,30 +111,30 @@ import Testing
             ((try? String(contentsOf: calls, encoding: .utf8)) ?? "").split(separator: "\n").count
         }
         let home = directory.appendingPathComponent("home")
-        func notes(_ arguments: String...) throws -> ProcessResult {
+        func notes(_ arguments: String...) async throws -> ProcessResult {
             let process = Process()
             process.executableURL = builtExecutable(named: "notes")
             process.arguments = arguments
             process.environment = ProcessInfo.processInfo.environment.merging(["NOTES_HOME": home.path]) { $1 }
-            return try runToEnd(process)
+            return try await runToEndOnItsOwnThread(process)
         }
-        #expect(try notes("add", "from the command line").status == 0)
-        let first = try notes("sync", "--server", server.url.absoluteString, "--token-command", command)
+        #expect(try await notes("add", "from the command line").status == 0)
+        let first = try await notes("sync", "--server", server.url.absoluteString, "--token-command", command)
         #expect(first.status == 0, "\(first.error)")
         #expect(first.output.contains("pushed 1"))
         #expect(runs() == 2, "the expired token, then a fresh one after the 401")
         // The command is remembered, and run again by the next sync.
-        let second = try notes("sync")
+        let second = try await notes("sync")
         #expect(second.status == 0, "\(second.error)")
         #expect(runs() == 3)
-        #expect(try notes("sync", "--token", "x", "--token-command", "true").error.contains("not both"))
+        #expect(try await notes("sync", "--token", "x", "--token-command", "true").error.contains("not both"))
         // A second home signed in as the same subject gets the note.
         let other = directory.appendingPathComponent("other")
         let process = Process()
         process.executableURL = builtExecutable(named: "notes")
         process.arguments = ["sync", "--server", server.url.absoluteString, "--token-command", "cat '\(fresh.path)'"]
         process.environment = ProcessInfo.processInfo.environment.merging(["NOTES_HOME": other.path]) { $1 }
-        let synced = try runToEnd(process)
+        let synced = try await runToEndOnItsOwnThread(process)
         #expect(synced.status == 0, "\(synced.error)")
         #expect(synced.output.contains("pulled 1"))
     }

@@ -90,6 +90,22 @@ public func runToEnd(_ process: Process) throws -> ProcessResult {
     )
 }
 
+/// ``runToEnd(_:)`` on a thread of its own, for async tests: waiting on a cooperative thread
+/// would hold up every other test of the process (two such threads on a two-core machine).
+public func runToEndOnItsOwnThread(_ process: Process) async throws -> ProcessResult {
+    let process = UncheckedProcess(process)
+    return try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try runToEnd(process.value) }) }.start()
+    }
+}
+
+/// A `Process` handed to the one thread that runs it.
+private struct UncheckedProcess: @unchecked Sendable {
+    // @unchecked: only the thread it is handed to touches the process.
+    let value: Process
+    init(_ value: Process) { self.value = value }
+}
+
 /// Waits for `process` to exit, at most `seconds`; whether it did.
 ///
 /// Use it rather than `waitUntilExit()` after a SIGKILL: on Linux, `waitUntilExit()` was seen

@@ -20,7 +20,7 @@ import Testing
         add.executableURL = executable
         add.arguments = ["user", "add", "ops"]
         add.currentDirectoryURL = directory
-        let added = try runToEnd(add)
+        let added = try await runToEndOnItsOwnThread(add)
         #expect(added.status == 0, "\(added.error)")
         let operatorToken = try #require(added.output.split(separator: "\n").last.map(String.init))
 

@@ -42,8 +42,8 @@ import Testing
             ]
             for (name, bytes) in requests {
                 let connection = try RawConnection(port: server.port)
-                try? connection.send(bytes)
-                let (data, closed) = connection.receiveUntilClosed(timeout: 10)
+                try? await connection.send(bytes)
+                let (data, closed) = await connection.receiveUntilClosed(timeout: 10)
                 let response = try #require(RawResponse(data), "\(name): no answer")
                 #expect(response.status == 400, "\(name)")
                 #expect(response.headers["content-type"] == "application/json", "\(name)")
@@ -70,8 +70,8 @@ import Testing
                     group.addTask {
                         let connection = try RawConnection(port: server.port)
                         let start = Date()
-                        if !text.isEmpty { try connection.send(text) }
-                        let (_, closed) = connection.receiveUntilClosed(timeout: 8)
+                        if !text.isEmpty { try await connection.send(text) }
+                        let (_, closed) = await connection.receiveUntilClosed(timeout: 8)
                         #expect(closed, "\(name): still open after 8 s")
                         #expect(Date().timeIntervalSince(start) >= 0.9, "\(name): closed too soon")
                     }
@@ -80,9 +80,9 @@ import Testing
             }
             // A pull held waiting is not idle: it gets its answer.
             let held = try RawConnection(port: server.port)
-            try held.send("GET /v1/pull?wait=3 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            try await held.send("GET /v1/pull?wait=3 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
             let start = Date()
-            let received = held.receiveUntilClosed(timeout: 6).data
+            let received = await held.receiveUntilClosed(timeout: 6).data
             #expect(RawResponse(received)?.status == 200)
             #expect(Date().timeIntervalSince(start) >= 2.5)
         }
@@ -92,14 +92,14 @@ import Testing
         try await withServer(arguments: ["--max-connections", "2"]) { server, _, _ in
             var first: RawConnection? = try RawConnection(port: server.port)
             let second = try RawConnection(port: server.port)
-            try first?.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
-            try second.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(RawResponse(first?.receiveUntilClosed(timeout: 1).data ?? Data())?.status == 200)
-            #expect(RawResponse(second.receiveUntilClosed(timeout: 1).data)?.status == 200)
+            try await first?.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            try await second.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(RawResponse(await first?.receiveUntilClosed(timeout: 1).data ?? Data())?.status == 200)
+            #expect(RawResponse(await second.receiveUntilClosed(timeout: 1).data)?.status == 200)
 
             var third: RawConnection? = try RawConnection(port: server.port)
-            try third?.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
-            let (data, closed) = third?.receiveUntilClosed(timeout: 10) ?? (Data(), false)
+            try await third?.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            let (data, closed) = await third?.receiveUntilClosed(timeout: 10) ?? (Data(), false)
             let response = try #require(RawResponse(data))
             #expect(response.status == 503)
             #expect(response.headers["retry-after"] != nil)
@@ -111,8 +111,8 @@ import Testing
             third = nil
             let served = await eventually(within: 10) {
                 guard let again = try? RawConnection(port: server.port) else { return false }
-                try? again.send("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                return RawResponse(again.receiveUntilClosed(timeout: 2).data)?.status == 200
+                try? await again.send("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return RawResponse(await again.receiveUntilClosed(timeout: 2).data)?.status == 200
             }
             #expect(served)
             withExtendedLifetime(second) {}
@@ -124,26 +124,26 @@ import Testing
             server, token, test in
             let bob = try await test.database.addUser(named: "bob")
             let carol = try await test.database.addUser(named: "carol")
-            func hold(_ token: String) throws -> RawConnection {
+            func hold(_ token: String) async throws -> RawConnection {
                 let connection = try RawConnection(port: server.port)
-                try connection.send(
+                try await connection.send(
                     "GET /v1/pull?wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
                 return connection
             }
-            let held = [try hold(token), try hold(token)]
+            let held = [try await hold(token), try await hold(token)]
             try await Task.sleep(for: .milliseconds(500))
             // Ann's third waiting pull is refused at once; Bob's is held.
-            let refused = try hold(token)
-            let answer = try #require(RawResponse(refused.receiveUntilClosed(timeout: 5).data), "no answer")
+            let refused = try await hold(token)
+            let answer = try #require(RawResponse(await refused.receiveUntilClosed(timeout: 5).data), "no answer")
             #expect(answer.status == 429)
             #expect(answer.headers["retry-after"] != nil)
             #expect(answer.errorSentence?.contains("2 pulls waiting") == true, "\(answer.errorSentence ?? "")")
-            let bobs = try hold(bob)
+            let bobs = try await hold(bob)
             try await Task.sleep(for: .milliseconds(500))
-            #expect(RawResponse(bobs.receiveUntilClosed(timeout: 0.5).data) == nil, "Bob's pull was not held")
+            #expect(RawResponse(await bobs.receiveUntilClosed(timeout: 0.5).data) == nil, "Bob's pull was not held")
             // The server holds three in all: Carol's is refused.
-            let carols = try hold(carol)
-            let full = try #require(RawResponse(carols.receiveUntilClosed(timeout: 5).data), "no answer")
+            let carols = try await hold(carol)
+            let full = try #require(RawResponse(await carols.receiveUntilClosed(timeout: 5).data), "no answer")
             #expect(full.status == 429)
             #expect(full.errorSentence?.contains("3 pulls") == true, "\(full.errorSentence ?? "")")
             // A pull without `wait` is never refused.
@@ -161,12 +161,12 @@ import Testing
                 let body = [UInt8](repeating: UInt8(ascii: " "), count: size)
                 let start = Date()
                 // As Python's urllib does: the whole request, then read the answer.
-                try connection.send(
+                try await connection.send(
                     "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
                 )
                 var sendError: (any Error)?
-                do { try connection.send(body, timeout: 15) } catch { sendError = error }
-                let (data, closed) = connection.receiveUntilClosed(timeout: 15)
+                do { try await connection.send(body, timeout: 15) } catch { sendError = error }
+                let (data, closed) = await connection.receiveUntilClosed(timeout: 15)
                 #expect(closed, "\(size) bytes: the connection was left open")
                 #expect(Date().timeIntervalSince(start) < 15, "\(size) bytes")
                 let response = RawResponse(data)
@@ -259,11 +259,13 @@ import Testing
             for body in bodies {
                 DispatchQueue.global().async(group: group) {
                     guard let connection = try? RawConnection(port: server.port) else { return }
-                    try? connection.send(
-                        "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+                    try? connection.sendBlocking(
+                        Array(
+                            "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+                                .utf8), timeout: 10
                     )
-                    try? connection.send(body, timeout: 60)
-                    let status = RawResponse(connection.receiveUntilClosed(timeout: 120).data)?.status ?? 0
+                    try? connection.sendBlocking(Array(body), timeout: 60)
+                    let status = RawResponse(connection.receiveBlocking(timeout: 120).data)?.status ?? 0
                     pushed.withLock { $0.append(status) }
                 }
             }
@@ -273,9 +275,12 @@ import Testing
                 for _ in 0..<10 {
                     let start = Date()
                     guard let connection = try? RawConnection(port: server.port) else { return }
-                    try? connection.send(
-                        "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(bob)\r\nConnection: close\r\n\r\n")
-                    let status = RawResponse(connection.receiveUntilClosed(timeout: 30).data)?.status ?? 0
+                    try? connection.sendBlocking(
+                        Array(
+                            "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(bob)\r\nConnection: close\r\n\r\n"
+                                .utf8),
+                        timeout: 10)
+                    let status = RawResponse(connection.receiveBlocking(timeout: 30).data)?.status ?? 0
                     timings.withLock { $0.append(status == 200 ? Date().timeIntervalSince(start) : 999) }
                     Thread.sleep(forTimeInterval: 0.1)
                 }
@@ -325,9 +330,9 @@ import Testing
         for attempt in 1...2 {
             let start = Date()
             let connection = try RawConnection(port: server.port)
-            try connection.send(
+            try await connection.send(
                 "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
-            let (data, _) = connection.receiveUntilClosed(timeout: 60)
+            let (data, _) = await connection.receiveUntilClosed(timeout: 60)
             let seconds = Date().timeIntervalSince(start)
             let answer = try #require(RawResponse(data), "attempt \(attempt): no answer in \(seconds) s")
             let text = String(decoding: answer.body, as: UTF8.self)

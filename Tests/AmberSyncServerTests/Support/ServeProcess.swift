@@ -111,9 +111,28 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Sends all of `bytes`; throws when they cannot be sent within `timeout` seconds.
-    func send(_ bytes: some Sequence<UInt8>, timeout: Double = 10) throws {
-        setTimeout(SO_SNDTIMEO, timeout)
+    ///
+    /// The blocking calls run on a thread of their own: on the tests' cooperative threads they
+    /// would hold up every other test of the process (two threads on a two-core machine).
+    func send(_ bytes: some Sequence<UInt8>, timeout: Double = 10) async throws {
         let bytes = Array(bytes)
+        try await onOwnThread { try self.sendBlocking(bytes, timeout: timeout) }
+    }
+
+    /// Sends `text` as UTF-8.
+    func send(_ text: String, timeout: Double = 10) async throws {
+        try await send(Array(text.utf8), timeout: timeout)
+    }
+
+    /// Everything the server sends until it closes the connection (`closed`) or `timeout` seconds
+    /// pass without it closing; waits on a thread of its own.
+    func receiveUntilClosed(timeout: Double) async -> (data: Data, closed: Bool) {
+        (try? await onOwnThread { self.receiveBlocking(timeout: timeout) }) ?? (Data(), false)
+    }
+
+    /// ``send(_:timeout:)`` on the calling thread, for tests that run their own threads.
+    func sendBlocking(_ bytes: [UInt8], timeout: Double) throws {
+        setTimeout(SO_SNDTIMEO, timeout)
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes {
@@ -130,14 +149,8 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
-    /// Sends `text` as UTF-8.
-    func send(_ text: String, timeout: Double = 10) throws {
-        try send(Array(text.utf8), timeout: timeout)
-    }
-
-    /// Everything the server sends until it closes the connection (`closed`) or `timeout` seconds
-    /// pass without it closing.
-    func receiveUntilClosed(timeout: Double) -> (data: Data, closed: Bool) {
+    /// ``receiveUntilClosed(timeout:)`` on the calling thread, for tests that run their own threads.
+    func receiveBlocking(timeout: Double) -> (data: Data, closed: Bool) {
         var data = Data()
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -194,5 +207,12 @@ struct RawResponse {
     /// The `error` sentence of an `{"error": ...}` body, or `nil` when the body is not one.
     var errorSentence: String? {
         (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? String
+    }
+}
+
+/// Runs `body` on a new thread and returns its result: for blocking calls in async tests.
+func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
