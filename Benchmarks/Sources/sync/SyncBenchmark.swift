@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Figures: `initial-sync`, `push`, `propagation`, `fan-out`, `crash` (all by default). Each
 /// prints lines `sync BACKEND FIGURE: ...` with the figure, its baseline and their ratio.
-/// The scale options shrink a figure for quick runs; the defaults are the sizes of the README.
+/// The scale options shrink a figure for quick runs; the defaults are the sizes of Benchmarks/README.md.
 ///
 /// `sync serve --database LOCATION [--port N]` is the server process the figures start: this
 /// same executable, serving with the `AmberSyncServer` library.
