@@ -130,10 +130,10 @@ actor SyncEngine {
             for (mutation, result) in zip(mutations, response.results) {
                 let value: JSONObject? = result.status == .applied ? (result.value ?? mutation.value) : result.value
                 if result.status == .applied { report.pushed += 1 } else { report.pulled += 1 }
-                var state = ServerState(id: mutation.id, version: result.version, value: value)
+                var state = ServerState(id: mutation.id, version: result.version, value: value.map(JSONRecord.init))
                 state.answered = mutation.mutationID
                 // A conflict is measured against the base the mutation was made from, as a pulled change is.
-                if result.status == .applied { state.applied = .init(value: mutation.value) }
+                if result.status == .applied { state.applied = .init(value: mutation.value.map(JSONRecord.init)) }
                 if states[mutation.collection] == nil { order.append(mutation.collection) }
                 states[mutation.collection, default: []].append(state)
             }
@@ -187,9 +187,8 @@ actor SyncEngine {
                     let baseVersion: Int64? = row[3]
                     let baseText: String? = row[4]
                     let local = try localText.map { try JSONCoding.object(Data($0.utf8)) }
-                    let base = try baseVersion.map { version in
-                        SyncSchema.Base(
-                            version: version, value: try baseText.map { try JSONCoding.object(Data($0.utf8)) })
+                    let base = baseVersion.map { version in
+                        SyncSchema.Base(version: version, value: baseText.map(JSONRecord.init(unchecked:)))
                     }
                     switch collections[key]?.plan(local: local, base: base) ?? .none {
                     case .none:
@@ -258,27 +257,39 @@ actor SyncEngine {
     }
 
     /// Pulls pages from `start` until caught up, applying them; collects the ids listed in `seen`.
+    ///
+    /// The next page is on its way while a page is applied: the server reads and sends it while
+    /// this client writes, and at most two pages are in memory.
     private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?)
         async throws(SyncError)
     {
         var cursor = start
         var tag = start == 0 ? nil : try database { try SyncSchema.cursorTag($0) }
+        var next = fetch(cursor: cursor, tag: tag)
+        defer { next.cancel() }
         while true {
-            let answer = try await transport.pull(cursor: cursor, tag: tag)
+            let answer = try await next.value.get()
             try check(databaseID: answer.databaseID)
             let page = answer.body
-            for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
-            var states: [String: [ServerState]] = [:]
-            var order: [String] = []
             for change in page.changes {
                 guard change.version > cursor else {
                     throw SyncError(
                         .protocolViolation,
                         "the pull answered a change at version \(change.version), not after \(cursor)")
                 }
+            }
+            let more = page.hasMore && !page.changes.isEmpty
+            if page.cursor > cursor {
+                (cursor, tag) = (page.cursor, page.cursorTag)
+            }
+            if more { next = fetch(cursor: cursor, tag: tag) }
+            for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
+            var states: [String: [ServerState]] = [:]
+            var order: [String] = []
+            for change in page.changes {
                 if states[change.collection] == nil { order.append(change.collection) }
                 states[change.collection, default: []].append(
-                    ServerState(id: change.id, version: change.version, value: change.value))
+                    ServerState(id: change.id, version: change.version, value: change.record))
             }
             let known = collections.withLock { $0 }
             for key in order where known[key] != nil {
@@ -286,11 +297,20 @@ actor SyncEngine {
                 report.merged += try apply(states[key] ?? [], to: key)
             }
             // A collection no store was added for is skipped: adding its store later pulls from 0.
-            if page.cursor > cursor {
-                (cursor, tag) = (page.cursor, page.cursorTag)
-            }
             try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
-            guard page.hasMore, !page.changes.isEmpty else { return }
+            guard more else { return }
+        }
+    }
+
+    /// Starts pulling the page after `cursor`.
+    private func fetch(cursor: Int64, tag: String?) -> Task<Result<SyncTransport.Answer<PullResponse>, SyncError>, Never> {
+        let transport = transport
+        return Task {
+            do throws(SyncError) {
+                return .success(try await transport.pull(cursor: cursor, tag: tag))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 

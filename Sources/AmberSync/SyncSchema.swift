@@ -158,7 +158,7 @@ enum SyncSchema {
 
     struct Base {
         let version: Int64
-        let value: JSONObject?
+        let value: JSONRecord?
     }
 
     static func base(_ db: Database, key: String, id: String) throws -> Base? {
@@ -168,7 +168,8 @@ enum SyncSchema {
                 arguments: [key, id])
         else { return nil }
         let text: String? = row[1]
-        return Base(version: row[0], value: try text.map { try JSONCoding.object(Data($0.utf8)) })
+        // Written by `setBase` from a record checked when it arrived.
+        return Base(version: row[0], value: text.map(JSONRecord.init(unchecked:)))
     }
 
     static func deleteBase(_ db: Database, key: String, id: String) throws {
@@ -177,10 +178,10 @@ enum SyncSchema {
         ])
     }
 
-    static func setBase(_ db: Database, key: String, id: String, version: Int64, value: JSONObject?) throws {
+    static func setBase(_ db: Database, key: String, id: String, version: Int64, value: JSONRecord?) throws {
         try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO amber_sync_base (key, id, version, value) VALUES (?, ?, ?, ?)"
-        ).execute(arguments: [key, id, version, try value.map(JSONCoding.text)])
+        ).execute(arguments: [key, id, version, value?.text])
     }
 
     static func setPending(_ db: Database, key: String, id: String, _ pending: Bool) throws {

@@ -11,7 +11,7 @@ struct ServerState: Sendable {
     /// (its deletion was pruned, or its database lost it), which no base is newer than.
     let version: Int64
     /// The record on the server, `nil` when deleted.
-    let value: JSONObject?
+    let value: JSONRecord?
     /// For the answer to a mutation of this client: its id, which leaves the outbox in the same
     /// transaction.
     var answered: Int64? = nil
@@ -20,7 +20,7 @@ struct ServerState: Sendable {
     var applied: Sent? = nil
 
     struct Sent {
-        let value: JSONObject?
+        let value: JSONRecord?
     }
 }
 
@@ -66,9 +66,8 @@ where Value.ID: Sendable & Codable {
 
     // MARK: Coding
 
-    private func decode(_ object: JSONObject) -> Value? {
-        guard let data = try? JSONCoding.data(object) else { return nil }
-        return try? JSONDecoder().decode(Value.self, from: data)
+    private func decode(_ record: JSONRecord) -> Value? {
+        try? JSONDecoder().decode(Value.self, from: Data(record.text.utf8))
     }
 
     private func encode(_ value: Value) throws -> JSONObject {
@@ -77,8 +76,8 @@ where Value.ID: Sendable & Codable {
 
     /// The server's object as this model writes it: fields the model does not know are dropped,
     /// so they never count as local changes. `nil` when it does not decode as a `Value`.
-    private func localized(_ object: JSONObject) -> JSONObject? {
-        decode(object).flatMap { try? encode($0) }
+    private func localized(_ record: JSONRecord) -> JSONObject? {
+        decode(record).flatMap { try? encode($0) }
     }
 
     // MARK: Pushing
@@ -98,6 +97,7 @@ where Value.ID: Sendable & Codable {
         } else {
             // The server's record does not decode here (a newer shape): send only keys this
             // model wrote, never a removal of a key it may not know.
+            let server = server.object
             fields = local.keys.filter { server[$0] != local[$0] }.sorted()
         }
         return fields.isEmpty ? .none : .send(baseVersion: base.version, value: local, fields: fields)
@@ -138,7 +138,7 @@ where Value.ID: Sendable & Codable {
                 let mineObject = try mine.map(encode)
                 // What the local value is measured against: what this client sent, or the base.
                 let agreed: JSONObject? =
-                    if let applied = state.applied { applied.value } else { base?.value.flatMap(localized) }
+                    if let applied = state.applied { applied.value?.object } else { base?.value.flatMap(localized) }
                 // The server's value as this model writes it, encoded once when needed.
                 var theirsObject: JSONObject??
                 func theirsLocalized() -> JSONObject? {
@@ -157,7 +157,7 @@ where Value.ID: Sendable & Codable {
                 } else if mineObject != agreed {
                     switch (mine, theirs) {
                     case (let mine?, let theirs?):
-                        let merged = resolve(agreed.flatMap(decode), mine, theirs)
+                        let merged = resolve(agreed.flatMap { decode(JSONRecord($0)) }, mine, theirs)
                         result = merged.value
                         keptTheirs = false
                         let fields =

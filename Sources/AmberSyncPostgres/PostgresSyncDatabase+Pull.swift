@@ -56,7 +56,8 @@ extension PostgresSyncDatabase {
             changes.append(
                 RecordChange(
                     collection: collection, id: id, version: version,
-                    value: try value.map { try JSONText.decode(JSONObject.self, from: $0) }
+                    // The text as stored, checked when pushed: never read here.
+                    record: value.map(JSONRecord.init(unchecked:))
                 )
             )
         }

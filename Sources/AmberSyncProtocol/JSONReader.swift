@@ -38,7 +38,7 @@ package enum JSONReader {
     }
 
     /// Reads text that ``JSONSyntax`` accepted.
-    private struct Parser {
+    struct Parser {
         let bytes: UnsafeRawBufferPointer
         var index = 0
 
@@ -99,7 +99,7 @@ package enum JSONReader {
             }
         }
 
-        private static func duplicate(_ key: String, _ other: String) -> JSONWireError {
+        static func duplicate(_ key: String, _ other: String) -> JSONWireError {
             if key.utf8.elementsEqual(other.utf8) {
                 return .field(path: [], problem: "has the key `\(key)` twice")
             }
@@ -135,7 +135,7 @@ package enum JSONReader {
             }
         }
 
-        private mutating func readString() throws(JSONWireError) -> String {
+        mutating func readString() throws(JSONWireError) -> String {
             index += 1  // the opening quote
             let start = index
             while true {
@@ -256,7 +256,7 @@ package enum JSONReader {
             return .number(JSONNumber(unchecked: literal))
         }
 
-        private mutating func skipWhitespace() {
+        mutating func skipWhitespace() {
             while index < bytes.count {
                 switch bytes[index] {
                 case 0x20, 0x09, 0x0A, 0x0D: index += 1

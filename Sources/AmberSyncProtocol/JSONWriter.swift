@@ -65,6 +65,17 @@ package struct JSONWriter {
         if let object { write(object) } else { raw("null") }
     }
 
+    /// Appends text known to be JSON, as it is.
+    package mutating func rawText(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `record`, or `null`.
+    package mutating func write(_ record: JSONRecord?) {
+        if let record { rawText(record.text) } else { raw("null") }
+    }
+
     /// Appends `value`.
     package mutating func write(_ value: Int64) {
         bytes.append(contentsOf: String(value).utf8)
@@ -132,11 +143,18 @@ package protocol JSONWireEncodable {
 package protocol JSONWireDecodable {
     /// Reads the value from `json`, found at `path` of the text.
     init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError)
+    /// Reads the value from JSON text; by default as a tree of ``JSONValue``s.
+    init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError)
 }
 
 extension JSONWireDecodable {
     /// Reads the value from JSON text with ``JSONReader``.
     package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
+        try self.init(readingJSONBytes: bytes)
+    }
+
+    /// Reads the value from JSON text with ``JSONReader``, as a whole tree.
+    package init(readingJSONBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
         try self.init(json: try JSONReader.value(from: bytes), path: [])
     }
 }

@@ -251,6 +251,39 @@ extension PullResponse: JSONWireEncodable, JSONWireDecodable {
         writer.raw("}")
     }
 
+    /// Reads a pull answer without reading its records' trees: each is checked and kept as text.
+    package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
+        let result =
+            bytes.withContiguousStorageIfAvailable { buffer in
+                Result { () throws(JSONWireError) in try Self(reading: UnsafeRawBufferPointer(buffer)) }
+            }
+            ?? Array(bytes).withUnsafeBytes { buffer in
+                Result { () throws(JSONWireError) in try Self(reading: buffer) }
+            }
+        self = try result.get()
+    }
+
+    private init(reading bytes: UnsafeRawBufferPointer) throws(JSONWireError) {
+        try JSONSyntax.validate(bytes)
+        var parser = JSONReader.Parser(bytes: bytes)
+        var changes: [RecordChange]?
+        let members = try parser.readObject(at: [], special: ["changes"]) { parser, _ throws(JSONWireError) in
+            var read: [RecordChange] = []
+            try parser.readArray(at: [.key("changes")]) { parser, index throws(JSONWireError) in
+                read.append(try RecordChange(reading: &parser, at: [.key("changes"), .index(index)]))
+            }
+            changes = read
+        }
+        guard let changes else { throw .field(path: [.key("changes")], problem: "is missing") }
+        let fields = try JSONFields(.object(members), path: [])
+        self.init(
+            changes: changes,
+            cursor: try fields.int64("cursor"),
+            hasMore: try fields.bool("hasMore"),
+            cursorTag: try fields.optionalString("cursorTag")
+        )
+    }
+
     package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
         let fields = try JSONFields(json, path: path)
         self.init(
@@ -269,7 +302,7 @@ extension RecordChange: JSONWireEncodable, JSONWireDecodable {
         writer.raw(#","id":"#)
         writer.write(id)
         writer.raw(#","value":"#)
-        writer.write(value)
+        writer.write(record)
         writer.raw(#","version":"#)
         writer.write(version)
         writer.raw("}")
@@ -282,6 +315,21 @@ extension RecordChange: JSONWireEncodable, JSONWireDecodable {
             id: try fields.string("id"),
             version: try fields.int64("version"),
             value: try fields.optionalObject("value")
+        )
+    }
+
+    /// Reads the change at the parser's index, its record kept as text.
+    init(reading parser: inout JSONReader.Parser, at path: [JSONPathComponent]) throws(JSONWireError) {
+        var record: JSONRecord?
+        let members = try parser.readObject(at: path, special: ["value"]) { parser, _ throws(JSONWireError) in
+            record = try parser.readRecord(at: path + [.key("value")])
+        }
+        let fields = try JSONFields(.object(members), path: path)
+        self.init(
+            collection: try fields.string("collection"),
+            id: try fields.string("id"),
+            version: try fields.int64("version"),
+            record: record
         )
     }
 }

@@ -310,15 +310,27 @@ public struct RecordChange: Sendable, Equatable, Codable {
     public var id: String
     /// The version of the record's latest change.
     public var version: Int64
+    /// The record as its JSON text, or `nil` when it was deleted: what the server stored,
+    /// carried without being read.
+    public var record: JSONRecord?
+
     /// The record's JSON object, or `nil` when it was deleted.
-    public var value: JSONObject?
+    public var value: JSONObject? {
+        get { record?.object }
+        set { record = newValue.map(JSONRecord.init) }
+    }
 
     /// Creates a value with these members.
     public init(collection: String, id: String, version: Int64, value: JSONObject?) {
+        self.init(collection: collection, id: id, version: version, record: value.map(JSONRecord.init))
+    }
+
+    /// Creates a value with these members, the record as its text.
+    public init(collection: String, id: String, version: Int64, record: JSONRecord?) {
         self.collection = collection
         self.id = id
         self.version = version
-        self.value = value
+        self.record = record
     }
 
     enum CodingKeys: String, CodingKey { case collection, id, version, value }
@@ -329,7 +341,7 @@ public struct RecordChange: Sendable, Equatable, Codable {
         collection = try container.decode(String.self, forKey: .collection)
         id = try container.decode(String.self, forKey: .id)
         version = try container.decode(Int64.self, forKey: .version)
-        value = try container.decodeIfPresent(JSONObject.self, forKey: .value)
+        record = try container.decodeIfPresent(JSONObject.self, forKey: .value).map(JSONRecord.init)
     }
 
     /// Encodes the JSON form of the protocol.

@@ -50,7 +50,8 @@ extension SQLiteSyncDatabase {
                         collection: row["collection"],
                         id: row["id"],
                         version: row["version"],
-                        value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) }
+                        // The text as stored, checked when pushed: never read here.
+                        record: valueText.map(JSONRecord.init(unchecked:))
                     ))
             }
             return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore)
