@@ -28,6 +28,7 @@ let package = Package(
         .executableTarget(
             name: "sync",
             dependencies: [
+                "HeapStatistics",
                 .product(name: "Amber", package: "Amber"),
                 .product(name: "AmberSQLite", package: "Amber"),
                 .product(name: "AmberSync", package: "Amber"),

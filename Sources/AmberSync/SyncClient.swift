@@ -98,7 +98,8 @@ public final class SyncClient: Sendable {
             storage: storage,
             transport: SyncTransport(server: server, tokens: SyncTokenSource(provider: tokenProvider)),
             clientID: clientID,
-            collections: collections)
+            collections: collections,
+            progress: { [eventHub] in eventHub.emit(.progress($0)) })
     }
 
     /// Syncs `store` as the collection named by its key, merging conflicts with `Value.merge`.

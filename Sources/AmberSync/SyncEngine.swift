@@ -14,6 +14,8 @@ actor SyncEngine {
     /// This file's client id; a new one when the server finds another device using it.
     private(set) var clientID: String
     let collections: LockedValue<[String: any SyncedCollection]>
+    /// Told how far a sync has got, after each page pulled and each batch pushed.
+    let progress: @Sendable (SyncProgress) -> Void
     /// Serializes syncs: a live sync and one the app asked for never interleave.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -26,12 +28,14 @@ actor SyncEngine {
 
     init(
         storage: SQLiteStorage, transport: SyncTransport, clientID: String,
-        collections: LockedValue<[String: any SyncedCollection]>
+        collections: LockedValue<[String: any SyncedCollection]>,
+        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }
     ) {
         self.storage = storage
         self.transport = transport
         self.clientID = clientID
         self.collections = collections
+        self.progress = progress
     }
 
     /// Pushes what is pending, pulls until caught up, and pushes what merging made pending.
@@ -108,9 +112,10 @@ actor SyncEngine {
         let pending = try database { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_pending") ?? 0 }
         var rounds = Self.pushRounds + (pending + Self.batchSize - 1) / Self.batchSize
         var renewedClientID = false
+        var done = SyncProgress(phase: .pushing, completed: 0, total: pending, bytes: 0)
         while rounds > 0 {
             rounds -= 1
-            let mutations = try nextBatch()
+            let (mutations, bytes) = try nextBatch()
             guard !mutations.isEmpty else { return }
             let answer: SyncTransport.Answer<PushResponse>
             do {
@@ -140,18 +145,24 @@ actor SyncEngine {
             for key in order {
                 report.merged += try apply(states[key] ?? [], to: key)
             }
+            done.completed += mutations.count
+            done.total = max(done.total ?? 0, done.completed)
+            done.bytes += bytes
+            progress(done)
         }
     }
 
     /// The mutations to send: those sent before and not answered (a crash, a lost connection),
-    /// as they were, or else new ones for the records written since they last agreed.
-    private func nextBatch() throws(SyncError) -> [Mutation] {
+    /// as they were, or else new ones for the records written since they last agreed; with the
+    /// size of their JSON.
+    private func nextBatch() throws(SyncError) -> (mutations: [Mutation], bytes: Int) {
         let collections = collections.withLock { $0 }
         return try database { db in
             let unanswered = try Row.fetchAll(
                 db, sql: "SELECT collection, body FROM amber_sync_outbox ORDER BY mutation_id")
             if !unanswered.isEmpty {
-                return try unanswered.map { row in
+                var bytes = 0
+                let mutations = try unanswered.map { row in
                     let collection: String = row[0]
                     guard collections[collection] != nil else {
                         throw SyncError(
@@ -159,10 +170,13 @@ actor SyncEngine {
                             "changes of the store with key \(collection) were sent and not yet answered; add that store to the client before syncing"
                         )
                     }
-                    return try Mutation(jsonBytes: (row[1] as String).utf8)
+                    let body: String = row[1]
+                    bytes += body.utf8.count
+                    return try Mutation(jsonBytes: body.utf8)
                 }
+                return (mutations, bytes)
             }
-            guard !collections.isEmpty else { return [] }
+            guard !collections.isEmpty else { return ([], 0) }
             let keys = Array(collections.keys)
             var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]?)] = []
             // Records that need no push leave the pending list as they are looked at, so the next
@@ -198,19 +212,21 @@ actor SyncEngine {
                     }
                 }
             }
-            guard !planned.isEmpty else { return [] }
+            guard !planned.isEmpty else { return ([], 0) }
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, ?, ?)")
-            return try planned.enumerated().map { offset, plan in
+            var bytes = 0
+            let mutations = try planned.enumerated().map { offset, plan in
                 let mutation = Mutation(
                     mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
                     baseVersion: plan.baseVersion, value: plan.value, fields: plan.fields)
-                try insert.execute(arguments: [
-                    mutation.mutationID, plan.key, JSONWriter.text(of: mutation),
-                ])
+                let body = JSONWriter.text(of: mutation)
+                bytes += body.utf8.count
+                try insert.execute(arguments: [mutation.mutationID, plan.key, body])
                 return mutation
             }
+            return (mutations, bytes)
         }
     }
 
@@ -267,10 +283,12 @@ actor SyncEngine {
         var tag = start == 0 ? nil : try database { try SyncSchema.cursorTag($0) }
         var next = fetch(cursor: cursor, tag: tag)
         defer { next.cancel() }
+        var done = SyncProgress(phase: .pulling, completed: 0, total: nil, bytes: 0)
         while true {
             let answer = try await next.value.get()
             try check(databaseID: answer.databaseID)
             let page = answer.body
+            if let total = page.total { done.total = Int(clamping: total) }
             for change in page.changes {
                 guard change.version > cursor else {
                     throw SyncError(
@@ -298,6 +316,10 @@ actor SyncEngine {
             }
             // A collection no store was added for is skipped: adding its store later pulls from 0.
             try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
+            done.completed += page.changes.count
+            done.bytes += page.changes.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
+            if let total = done.total, done.completed > total { done.total = done.completed }
+            progress(done)
             guard more else { return }
         }
     }

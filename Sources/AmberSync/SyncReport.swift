@@ -46,4 +46,44 @@ public enum SyncEvent: Sendable, Equatable {
     /// The server refused the sync (a revoked token, say) or answered with an error; live sync
     /// retries later.
     case failed(reason: String)
+    /// How far the sync under way has got: after each page pulled and each batch pushed.
+    case progress(SyncProgress)
+}
+
+/// How far a sync has got, for a progress bar: records and bytes done, of a total when known.
+///
+/// A sync pushes, then pulls; each part counts from zero.
+public struct SyncProgress: Sendable, Equatable {
+    /// What a sync is doing.
+    public enum Phase: Sendable, Equatable {
+        /// Sending local changes.
+        case pushing
+        /// Bringing in the server's changes.
+        case pulling
+    }
+
+    /// What the sync is doing.
+    public var phase: Phase
+    /// Records pushed or pulled so far in this phase.
+    public var completed: Int
+    /// Records this phase has in all, when known: the pending records for a push, the server's
+    /// count for a pull from the beginning (a first sync, or one after a reset). `nil` for a pull
+    /// of recent changes, which is short.
+    public var total: Int?
+    /// Bytes of record JSON pushed or pulled so far in this phase.
+    public var bytes: Int
+
+    /// Creates a progress report.
+    public init(phase: Phase, completed: Int, total: Int?, bytes: Int) {
+        self.phase = phase
+        self.completed = completed
+        self.total = total
+        self.bytes = bytes
+    }
+
+    /// `completed` over `total`, from 0 to 1, when the total is known.
+    public var fraction: Double? {
+        guard let total, total > 0 else { return nil }
+        return min(1, Double(completed) / Double(total))
+    }
 }

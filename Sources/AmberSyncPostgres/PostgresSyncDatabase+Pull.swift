@@ -64,7 +64,14 @@ extension PostgresSyncDatabase {
         if cursor > 0, cursor < prunedVersion {
             throw SyncServerError.cursorExpired(cursor: cursor, prunedThrough: prunedVersion)
         }
-        return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore)
+        // A pull from 0 says how many records it lists in all, for the client's progress.
+        var total: Int64? = cursor == 0 ? Int64(changes.count) : nil
+        if cursor == 0, hasMore {
+            total = try await collect("SELECT count(*) FROM amber_sync_records WHERE user_id = \(user.id)")
+                .first?.decode(Int64.self)
+        }
+        return PullResponse(
+            changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore, total: total)
     }
 
     /// The database's identity, made when its tables were created.

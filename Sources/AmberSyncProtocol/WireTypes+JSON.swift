@@ -248,6 +248,10 @@ extension PullResponse: JSONWireEncodable, JSONWireDecodable {
         }
         writer.raw(#","hasMore":"#)
         writer.write(hasMore)
+        if let total {
+            writer.raw(#","total":"#)
+            writer.write(total)
+        }
         writer.raw("}")
     }
 
@@ -280,7 +284,8 @@ extension PullResponse: JSONWireEncodable, JSONWireDecodable {
             changes: changes,
             cursor: try fields.int64("cursor"),
             hasMore: try fields.bool("hasMore"),
-            cursorTag: try fields.optionalString("cursorTag")
+            cursorTag: try fields.optionalString("cursorTag"),
+            total: try fields.optionalInt64("total")
         )
     }
 
@@ -290,7 +295,8 @@ extension PullResponse: JSONWireEncodable, JSONWireDecodable {
             changes: try fields.array("changes", of: RecordChange.self),
             cursor: try fields.int64("cursor"),
             hasMore: try fields.bool("hasMore"),
-            cursorTag: try fields.optionalString("cursorTag")
+            cursorTag: try fields.optionalString("cursorTag"),
+            total: try fields.optionalInt64("total")
         )
     }
 }

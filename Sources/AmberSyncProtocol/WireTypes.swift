@@ -292,13 +292,17 @@ public struct PullResponse: Sendable, Equatable, Codable {
     /// the server can tell a cursor of its own history from one it no longer has (a database
     /// restored from a backup). `nil` for cursor 0.
     public var cursorTag: String?
+    /// On a pull from cursor 0: how many records the whole pull lists (deleted ones included),
+    /// for a client to show its progress. `nil` for other cursors.
+    public var total: Int64?
 
     /// Creates a value with these members.
-    public init(changes: [RecordChange], cursor: Int64, hasMore: Bool, cursorTag: String? = nil) {
+    public init(changes: [RecordChange], cursor: Int64, hasMore: Bool, cursorTag: String? = nil, total: Int64? = nil) {
         self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore
         self.cursorTag = cursorTag
+        self.total = total
     }
 }
 

@@ -74,8 +74,17 @@ struct Sync: AsyncParsableCommand {
             try await watch(library, client)
             return
         }
+        let display = ProgressDisplay(terminal: isatty(STDERR_FILENO) == 1)
+        let events = client.events()
+        let progress = Task {
+            for await event in events {
+                if case .progress(let progress) = event { display.show(progress) }
+            }
+        }
+        defer { progress.cancel() }
         do {
             let report = try await client.sync()
+            display.finish()
             settings.lastSync = Date()
             try settings.save()
             var line = "synced: pushed \(report.pushed), pulled \(report.pulled)"
@@ -136,7 +145,7 @@ struct Sync: AsyncParsableCommand {
                         if report.pushed > 0 {
                             emit("pushed   \(report.pushed) change\(report.pushed == 1 ? "" : "s")")
                         }
-                    case .syncing:
+                    case .syncing, .progress:
                         break
                     }
                 }
@@ -165,4 +174,59 @@ struct Status: ParsableCommand {
 /// A record id as the timeline shows it.
 private func short(_ id: String) -> String {
     String(id.prefix(8)).lowercased()
+}
+
+/// A long sync's progress on standard error: a bar redrawn in place on a terminal, a plain line
+/// at each tenth otherwise (a log, a pipe). A sync of one page shows nothing.
+final class ProgressDisplay: @unchecked Sendable {
+    // @unchecked: `state` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var state = (phase: SyncProgress.Phase?.none, reports: 0, tenth: 0, drawn: false)
+    private var finished = false
+    private let terminal: Bool
+
+    init(terminal: Bool) {
+        self.terminal = terminal
+    }
+
+    func show(_ progress: SyncProgress) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !finished else { return }
+        if state.phase != progress.phase {
+            if state.drawn { write("\n") }
+            state = (progress.phase, 0, 0, false)
+        }
+        state.reports += 1
+        // The first report of a phase may be its only one: wait for a second before drawing.
+        guard state.reports > 1 || (progress.fraction ?? 0) < 1 else { return }
+        let verb = progress.phase == .pulling ? "pulled" : "pushed"
+        let count = progress.total.map { "\(progress.completed) of \($0)" } ?? "\(progress.completed)"
+        let megabytes = String(format: "%.1f MB", Double(progress.bytes) / 1_000_000)
+        if terminal {
+            let width = 30
+            let filled = Int((progress.fraction ?? 0) * Double(width))
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            write("\r[\(bar)] \(verb) \(count) records, \(megabytes)")
+            state.drawn = true
+        } else {
+            let tenth = Int((progress.fraction ?? 0) * 10)
+            guard tenth > state.tenth || progress.total == nil else { return }
+            state.tenth = tenth
+            write("\(verb) \(count) records, \(megabytes)\n")
+        }
+    }
+
+    /// Ends the bar's line.
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        if state.drawn { write("\n") }
+        state.drawn = false
+        finished = true
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
 }

@@ -3,6 +3,7 @@ import AmberSQLite
 import AmberSync
 import Foundation
 import GRDB
+import HeapStatistics
 
 /// The app's model on the client: the fields of ``WireValue``.
 @Immutable
@@ -56,20 +57,60 @@ enum InitialSync {
         let insertSeconds = try RawDatabase.insertJSON(rows, path: insertPath)
         let baseline = selectSeconds.seconds + insertSeconds
 
+        let heapBefore = heap_bytes_in_use()
+        let memoryBefore = Memory.resetPeak()
         let device = try Device(path: backend.scratchPath("client.sqlite"), server: server.url, token: token)
         let start = ContinuousClock.now
         let syncReport = try await device.client.sync()
         let ours = seconds(since: start)
+        let peak = Memory.peak() - memoryBefore
+        let storeValues = heap_bytes_in_use() - heapBefore
         guard device.notes.count == records, syncReport.pulled == records else {
             throw BenchmarkError(
                 "the client has \(device.notes.count) records after pulling \(syncReport.pulled), not \(records)")
         }
         report(
             "sync \(backend.kind.rawValue) initial-sync: \(records) records (\(bytes / records) B of JSON each) into an empty "
-                + "SyncClient in \(format(ours)) s; baseline raw SELECT \(format(selectSeconds.seconds)) s + raw GRDB insert "
-                + "\(format(insertSeconds)) s = \(format(baseline)) s; ratio \(format(ours / baseline)) (target ≤ 3, and < 5 s)"
+                + "SyncClient in \(format(ours)) s (\(format(ours / Double(records) * 1e6, 1)) µs a record); baseline raw SELECT "
+                + "\(format(selectSeconds.seconds)) s + raw GRDB insert \(format(insertSeconds)) s = \(format(baseline)) s; "
+                + "ratio \(format(ours / baseline)) (target ≤ 3, and < 5 s)"
+        )
+        report(
+            "sync \(backend.kind.rawValue) initial-sync-memory: \(records) records; the client's resident memory grew at most "
+                + "\(megabytes(peak)) MB during the sync; the heap the synced client holds after it (the store's values) "
+                + "\(megabytes(storeValues)) MB; ratio \(format(Double(peak) / Double(max(storeValues, 1)))) (target ≤ 2)"
         )
     }
+}
+
+/// The benchmark process's own memory, from `/proc/self` (Linux).
+enum Memory {
+    /// Starts a new peak: the high-water mark of resident memory falls to what is resident now.
+    ///
+    /// - Returns: The resident memory now, in bytes.
+    static func resetPeak() -> Int {
+        // Writing 5 to clear_refs resets VmHWM (Linux 4.0 and later).
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        return field("VmRSS:")
+    }
+
+    /// The high-water mark of resident memory since the last ``resetPeak()``, in bytes.
+    static func peak() -> Int {
+        field("VmHWM:")
+    }
+
+    private static func field(_ name: String) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix(name) {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kilobytes = Int(fields[1]) { return kilobytes * 1024 }
+        }
+        return 0
+    }
+}
+
+func megabytes(_ bytes: Int) -> String {
+    format(Double(bytes) / 1_048_576, 1)
 }
 
 /// The baselines written by hand: the same rows read and written with the database's own API.

@@ -5,7 +5,7 @@ import Foundation
 ///     swift build -c release --package-path Benchmarks --product sync
 ///     Benchmarks/.build/release/sync [FIGURE...] [--backend sqlite|postgres|both] [scale options]
 ///
-/// Figures: `initial-sync`, `push`, `propagation`, `fan-out`, `crash` (all by default). Each
+/// Figures: `initial-sync`, `first-push`, `page`, `push`, `propagation`, `fan-out`, `crash` (all by default). Each
 /// prints lines `sync BACKEND FIGURE: ...` with the figure, its baseline and their ratio.
 /// The scale options shrink a figure for quick runs; the defaults are the sizes of Benchmarks/README.md.
 ///
@@ -46,6 +46,8 @@ struct SyncBenchmark {
 /// The figures, in the order they run.
 enum Figure: String, CaseIterable {
     case initialSync = "initial-sync"
+    case firstPush = "first-push"
+    case page
     case push
     case propagation
     case fanOut = "fan-out"
@@ -54,6 +56,8 @@ enum Figure: String, CaseIterable {
     func run(backend: Backend, options: Options) async throws {
         switch self {
         case .initialSync: try await InitialSync.run(backend: backend, records: options.records)
+        case .firstPush: try await FirstPush.run(backend: backend, records: options.records)
+        case .page: try await PageRead.run(backend: backend, records: options.pageRecords)
         case .push: try await PushThroughput.run(backend: backend, pushes: options.pushes, users: options.users)
         case .propagation:
             try await Propagation.run(backend: backend, changes: options.changes, waiting: options.waiting)
@@ -67,8 +71,10 @@ enum Figure: String, CaseIterable {
 struct Options {
     var figures: [Figure] = []
     var backend = "both"
-    /// Records of the initial sync.
+    /// Records of the initial sync and of the first push.
     var records = 100_000
+    /// Records read page by page in the page figure.
+    var pageRecords = 20_000
     /// Single-record pushes of one user, from 10 clients.
     var pushes = 10_000
     /// Users of the many-users push figure, each pushing 100 times.
@@ -100,6 +106,7 @@ struct Options {
                 }
                 backend = value
             case "--records": records = try number(argument)
+            case "--page-records": pageRecords = try number(argument)
             case "--pushes": pushes = try number(argument)
             case "--users": users = try number(argument)
             case "--changes": changes = try number(argument)

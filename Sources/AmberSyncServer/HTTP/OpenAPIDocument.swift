@@ -769,6 +769,12 @@ extension SyncServer {
                     "maxLength": 64,
                     "pattern": "^[!-~]*$",
                     "description": "Names the server's history at `cursor`: send it back as `cursorTag` with that cursor. Absent for cursor 0."
+                  },
+                  "total": {
+                    "type": "integer",
+                    "format": "int64",
+                    "minimum": 0,
+                    "description": "On a pull from cursor 0 only: how many records the whole pull lists, deleted ones included, for a client's progress."
                   }
                 }
               },

@@ -54,7 +54,13 @@ extension SQLiteSyncDatabase {
                         record: valueText.map(JSONRecord.init(unchecked:))
                     ))
             }
-            return PullResponse(changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore)
+            // A pull from 0 says how many records it lists in all, for the client's progress.
+            let total =
+                cursor == 0 && hasMore
+                ? try Int64.fetchOne(db, sql: "SELECT COUNT(*) FROM records WHERE user_id = ?", arguments: [user.id])
+                : cursor == 0 ? Int64(changes.count) : nil
+            return PullResponse(
+                changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore, total: total)
         }
     }
 
