@@ -132,6 +132,50 @@ import Testing
         #expect(JSONWriter.text(of: plain) == String(decoding: try encoder.encode(plain), as: UTF8.self))
     }
 
+    /// A pull answer keeps each record as its text, checked as strictly as a whole read.
+    @Test func pulledRecordsTravelAsTheirTextAndAreChecked() throws {
+        let text =
+            #"{"changes": [{"collection": "c", "id": "i", "value": {"z": 1.50, "a": 18446744073709551616}, "version": 1}, "#
+            + #"{"collection": "c", "id": "j", "value": null, "version": 2}], "cursor": 2, "hasMore": false, "total": 2}"#
+        let page = try PullResponse(jsonBytes: Array(text.utf8))
+        #expect(page.changes.map(\.record?.text) == [#"{"z": 1.50, "a": 18446744073709551616}"#, nil])
+        #expect(
+            page.changes[0].value == [
+                "z": .number(JSONNumber("1.50")!), "a": .number(JSONNumber("18446744073709551616")!),
+            ])
+        #expect(page.total == 2)
+        // Read as a whole tree, the same answer.
+        #expect(try PullResponse(readingJSONBytes: Array(text.utf8)) == page)
+        // Written again, the record's text is carried as it is.
+        #expect(JSONWriter.text(of: page).contains(#""value":{"z": 1.50, "a": 18446744073709551616}"#))
+
+        let change = #"{"collection": "c", "id": "i", "version": 1, "value": "#
+        let refused: [(String, String)] = [
+            (change + #"{"k": 1, "k": 2}}"#, "`changes[0].value` has the key `k` twice"),
+            (change + #"{"a": [{"caf\u00e9": 1, "cafe\u0301": 2}]}}"#, "`changes[0].value.a[0]` has the keys"),
+            (change + #""text"}"#, "`changes[0].value` must be a JSON object or null, not a string"),
+            (change + #"[1]}"#, "`changes[0].value` must be a JSON object or null, not an array"),
+            (change + #"{"s": "\ud800"}}"#, "lone surrogate"),
+            (#"{"collection": "c", "id": "i", "version": 1.5, "value": null}"#, "`changes[0].version` must be an integer"),
+            (#"{"collection": "c", "version": 1, "value": {}}"#, "`changes[0].id` is missing"),
+        ]
+        for (change, phrase) in refused {
+            let answer = #"{"changes": ["# + change + #"], "cursor": 1, "hasMore": false}"#
+            do {
+                _ = try PullResponse(jsonBytes: Array(answer.utf8))
+                Issue.record("\(answer) was read")
+            } catch {
+                #expect(error.sentence(subject: "The answer").contains(phrase), "\(answer) → \(error)")
+            }
+        }
+        for answer in [
+            #"{"cursor": 1, "hasMore": false}"#, #"{"changes": [], "changes": [], "cursor": 1, "hasMore": false}"#,
+            #"{"changes": {}, "cursor": 1, "hasMore": false}"#, #"[]"#, #"{"changes": [], "cursor": 1}"#,
+        ] {
+            #expect(throws: JSONWireError.self, "\(answer)") { try PullResponse(jsonBytes: Array(answer.utf8)) }
+        }
+    }
+
     /// Any value written and read again is the same value, and writes the same text again.
     @Test func writingThenReadingGivesTheSameValue() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in

@@ -37,6 +37,44 @@ import Testing
         #expect(again.pushed == 0 && again.pulled == 0)
     }
 
+    /// A long sync reports its progress: batches pushed of the pending records, pages pulled of
+    /// the total the server counts for a pull from the beginning.
+    @Test(arguments: Backend.allCases)
+    func aLongSyncReportsItsProgress(backend: Backend) async throws {
+        let server = try await TestServer.start(backend)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server.url, token: token)
+        let night = try Device(server: server.url, token: token)
+        try day.notes.add(contentsOf: (0..<2_500).map { note("note \($0)") })
+        let dayEvents = Collected(day.client.events())
+        let nightEvents = Collected(night.client.events())
+
+        #expect(try await day.client.sync().pushed == 2_500)
+        #expect(try await night.client.sync().pulled == 2_500)
+
+        func progress(_ events: Collected<SyncEvent>, _ count: Int) async -> [SyncProgress] {
+            _ = await eventually { events.values.count { if case .progress = $0 { true } else { false } } >= count }
+            return events.values.compactMap { if case .progress(let progress) = $0 { progress } else { nil } }
+        }
+        // The day phone then pulls from the beginning too (its first pull): pages of its own notes.
+        let pushed = await progress(dayEvents, 8).filter { $0.phase == .pushing }
+        #expect(pushed.map(\.completed) == [500, 1_000, 1_500, 2_000, 2_500])
+        #expect(pushed.allSatisfy { $0.total == 2_500 })
+        #expect(pushed.map(\.bytes) == pushed.map(\.bytes).sorted() && pushed[0].bytes > 500 * 50)
+        let pulled = await progress(nightEvents, 3)
+        #expect(pulled.map(\.phase) == [.pulling, .pulling, .pulling])
+        #expect(pulled.map(\.completed) == [1_000, 2_000, 2_500])
+        #expect(pulled.map(\.total) == [2_500, 2_500, 2_500])
+        #expect(pulled.last?.fraction == 1)
+        // The pull of what changed since is short, and has no total.
+        try day.notes.add(note("one more"))
+        _ = try await day.client.sync()
+        _ = try await night.client.sync()
+        let more = await progress(nightEvents, 4)
+        #expect(more.last?.completed == 1 && more.last?.total == nil)
+    }
+
     /// Seed 002: the day phone renames a tag and edits the note's text while the night phone has
     /// the note open in an editor, where the user pins it. Nothing typed on either phone is lost.
     @MainActor @Test func theVesperStory() async throws {
