@@ -138,7 +138,9 @@ actor SyncEngine {
                 var state = ServerState(id: mutation.id, version: result.version, value: value.map(JSONRecord.init))
                 state.answered = mutation.mutationID
                 // A conflict is measured against the base the mutation was made from, as a pulled change is.
-                if result.status == .applied { state.applied = .init(value: mutation.value.map(JSONRecord.init)) }
+                if result.status == .applied {
+                    state.applied = .init(value: mutation.value, asSent: result.value == nil)
+                }
                 if states[mutation.collection] == nil { order.append(mutation.collection) }
                 states[mutation.collection, default: []].append(state)
             }

@@ -20,7 +20,9 @@ struct ServerState: Sendable {
     var applied: Sent? = nil
 
     struct Sent {
-        let value: JSONRecord?
+        let value: JSONObject?
+        /// Whether the server stored what was sent as it was (not merged with other fields).
+        let asSent: Bool
     }
 }
 
@@ -130,6 +132,15 @@ where Value.ID: Sendable & Codable {
                     // Unknown to the server: a local value goes back as a new record.
                     try SyncSchema.deleteBase(db, key: key, id: state.id)
                 }
+                if let applied = state.applied, applied.asSent,
+                    let identity = store.identity(ofRecord: state.id),
+                    try transaction[id: identity].map(encode) == applied.value
+                {
+                    // The server stored what was sent, and it is still the local value: the store
+                    // has it already.
+                    marks.append((state.id, false))
+                    continue
+                }
                 let theirs = state.value.flatMap(decode)
                 if state.value != nil, theirs == nil { continue }  // a shape this model cannot read: left alone
                 guard let identity = theirs?.id ?? store.identity(ofRecord: state.id) ?? base?.value.flatMap(decode)?.id
@@ -138,7 +149,7 @@ where Value.ID: Sendable & Codable {
                 let mineObject = try mine.map(encode)
                 // What the local value is measured against: what this client sent, or the base.
                 let agreed: JSONObject? =
-                    if let applied = state.applied { applied.value?.object } else { base?.value.flatMap(localized) }
+                    if let applied = state.applied { applied.value } else { base?.value.flatMap(localized) }
                 // The server's value as this model writes it, encoded once when needed.
                 var theirsObject: JSONObject??
                 func theirsLocalized() -> JSONObject? {
