@@ -74,6 +74,8 @@ let package = Package(
                 "AmberSQLite",
                 "AmberSyncProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Attachments: SHA-256 of their bytes (CryptoKit on Apple platforms).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(

@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     /// Each schema version's migration; index 0 brings an empty database to version 1.
     private static let migrations: [String] = [
@@ -78,6 +78,36 @@ extension PostgresSyncDatabase {
         );
         INSERT INTO amber_sync_history (user_id, version, tag)
             SELECT id, version, substr(md5(random()::text), 1, 16) FROM amber_sync_users WHERE version > 0;
+        """,
+        """
+        -- Each user's attachments by SHA-256. A row is written only once all the bytes are in
+        -- amber_sync_attachment_chunks under its upload id: an attachment is present or absent,
+        -- never partial. `referenced_at` is when it was last uploaded, asked for, or found named by
+        -- a live record in a prune.
+        CREATE TABLE amber_sync_attachments (
+            user_id bigint NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+            sha256 text NOT NULL,
+            size bigint NOT NULL,
+            upload_id text NOT NULL,
+            referenced_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (user_id, sha256)
+        );
+
+        -- Uploads under way; one left behind by a cut connection or a killed server is removed by
+        -- prune with its chunks.
+        CREATE TABLE amber_sync_attachment_uploads (
+            id text PRIMARY KEY,
+            user_id bigint NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+            started_at timestamptz NOT NULL DEFAULT now()
+        );
+
+        -- The bytes, in chunks of 1 MiB numbered from 0.
+        CREATE TABLE amber_sync_attachment_chunks (
+            upload_id text NOT NULL,
+            chunk integer NOT NULL,
+            data bytea NOT NULL,
+            PRIMARY KEY (upload_id, chunk)
+        );
         """,
     ]
 

@@ -47,7 +47,23 @@ struct Serve: AsyncParsableCommand {
         help: "The most pulls of one user held waiting for a change at once; more get 429.")
     var maximumWaitingPullsPerUser = SyncServerLimits().maximumWaitingPullsPerUser
 
+    @Option(
+        name: .customLong("max-attachment"),
+        help: "The largest attachment accepted, in bytes; larger ones get 413.")
+    var maximumAttachmentSize = SyncServerLimits().maximumAttachmentSize
+
+    @Option(
+        name: .customLong("attachment-quota"),
+        help: "The most bytes of attachments one user keeps, all together; uploads past it get 413. No quota unless given.")
+    var attachmentQuota: Int64?
+
     func validate() throws {
+        guard maximumAttachmentSize > 0 else {
+            throw ValidationError("--max-attachment must be a positive number of bytes.")
+        }
+        if let attachmentQuota, attachmentQuota < 0 {
+            throw ValidationError("--attachment-quota must be 0 or more bytes.")
+        }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
         guard maximumBodySize > 0 else { throw ValidationError("--max-body must be a positive number of bytes.") }
         guard maximumPullBytes > 0 else {
@@ -72,6 +88,8 @@ struct Serve: AsyncParsableCommand {
         limits.maximumWaitingPulls = maximumWaitingPulls
         limits.maximumWaitingPullsPerUser = maximumWaitingPullsPerUser
         limits.maximumPullBytes = maximumPullBytes
+        limits.maximumAttachmentSize = maximumAttachmentSize
+        limits.attachmentQuota = attachmentQuota
         return limits
     }
 

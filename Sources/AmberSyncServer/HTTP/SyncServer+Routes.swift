@@ -39,6 +39,7 @@ extension SyncServer {
         authenticated.get("pull") { request, context in
             try await pull(request, user: context.user, heldTime: context.heldTime, tokenExpiry: context.tokenExpiry)
         }
+        addAttachmentRoutes(to: authenticated)
         allowedMethods.set(router.routes.map { (path: $0.path.description, method: $0.method) })
         return router
     }

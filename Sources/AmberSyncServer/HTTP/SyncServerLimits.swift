@@ -26,6 +26,11 @@ public struct SyncServerLimits: Sendable, Equatable {
     /// The most bytes of record values in one pull answer; a page stops before the record that
     /// would pass it (but holds at least one record) and says `hasMore`.
     public var maximumPullBytes = SyncLimits.defaultMaximumBody
+    /// The largest attachment accepted, in bytes (100 MiB by default); a larger one is answered `413`.
+    public var maximumAttachmentSize: Int64 = 100 * 1_024 * 1_024
+    /// The most bytes of attachments one user keeps, all together; an upload past it is answered
+    /// `413`. `nil`, the default, sets no quota.
+    public var attachmentQuota: Int64?
     /// The seconds a refused client is told to wait (`Retry-After`).
     public var retryAfterSeconds = 5
 
