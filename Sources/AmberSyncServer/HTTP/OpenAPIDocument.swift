@@ -388,6 +388,270 @@ extension SyncServer {
                   }
                 }
               }
+            },
+            "/v1/attachments/{sha256}": {
+              "parameters": [
+                {
+                  "name": "sha256",
+                  "in": "path",
+                  "required": true,
+                  "description": "The SHA-256 of the attachment's bytes: 64 lowercase hexadecimal digits. Anything else is answered `400`.",
+                  "schema": {
+                    "type": "string",
+                    "pattern": "^[0-9a-f]{64}$"
+                  }
+                }
+              ],
+              "put": {
+                "operationId": "putAttachment",
+                "summary": "Upload an attachment's bytes",
+                "description": "The body is the attachment's bytes (any media type; `application/octet-stream` is usual), streamed: the server's memory does not grow with the file. The server hashes the bytes as they arrive and keeps them only when their SHA-256 is the path's and they are whole; it makes them visible (to `HEAD` and `GET`) only then, so a cut upload or a killed server never leaves a partial attachment that answers as present. Idempotent: an attachment the user has already is answered `200` without reading the body. Each user's attachments are a namespace of their own. Upload an attachment before pushing a record that names it, so that no other device sees the record before it can fetch the file. `amber-sync prune` removes attachments that no live record of their user has named for the days it is given.",
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/octet-stream": {
+                      "schema": {
+                        "type": "string",
+                        "format": "binary"
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The user had these bytes already; nothing was read or changed.",
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "201": {
+                    "description": "The bytes were kept.",
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The hash is malformed, or the bytes' SHA-256 is not the path's (the sentence gives both); nothing was kept.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "413": {
+                    "description": "The body is larger than the server's attachment limit (100 MiB by default, `--max-attachment`), or would take the user's attachments past their quota (`--attachment-quota`); nothing was kept. A `Content-Length` over the limit is refused before the body is read.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/ServerError"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Unavailable"
+                  }
+                }
+              },
+              "head": {
+                "operationId": "headAttachment",
+                "summary": "Whether the user has an attachment, and its size",
+                "description": "`200` with `Content-Length` the attachment's size when the user has it, `404` otherwise; no body either way. A client asks before uploading, to upload nothing twice.",
+                "responses": {
+                  "200": {
+                    "description": "The user has the attachment.",
+                    "headers": {
+                      "Content-Length": {
+                        "description": "The attachment's size in bytes.",
+                        "schema": {
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      },
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The hash is malformed.",
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "401": {
+                    "description": "No `Authorization: Bearer TOKEN`, or an unknown or revoked token.",
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "404": {
+                    "description": "The user has no attachment with this hash.",
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "500": {
+                    "description": "The server failed; its log says why."
+                  },
+                  "503": {
+                    "description": "The server cannot reach its database now; try again later."
+                  }
+                }
+              },
+              "get": {
+                "operationId": "getAttachment",
+                "summary": "Download an attachment's bytes, whole or from a byte range",
+                "description": "The bytes, streamed as the client reads them. With one byte range in `Range` (`bytes=FIRST-`, `bytes=FIRST-LAST` or `bytes=-SUFFIX`) the answer is `206` with those bytes and `Content-Range`: how a cut download resumes. Several ranges, or a `Range` the server cannot read, get the whole file (`200`).",
+                "parameters": [
+                  {
+                    "name": "Range",
+                    "in": "header",
+                    "required": false,
+                    "description": "One byte range, such as `bytes=1048576-`.",
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "All the bytes.",
+                    "content": {
+                      "application/octet-stream": {
+                        "schema": {
+                          "type": "string",
+                          "format": "binary"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Accept-Ranges": {
+                        "description": "`bytes`.",
+                        "schema": {
+                          "type": "string",
+                          "const": "bytes"
+                        }
+                      },
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "206": {
+                    "description": "The bytes of the range asked for.",
+                    "content": {
+                      "application/octet-stream": {
+                        "schema": {
+                          "type": "string",
+                          "format": "binary"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Content-Range": {
+                        "description": "`bytes FIRST-LAST/SIZE`.",
+                        "required": true,
+                        "schema": {
+                          "type": "string"
+                        }
+                      },
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The hash is malformed.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "404": {
+                    "description": "The user has no attachment with this hash. Another user's attachments are never found: a user who knows another's hash learns nothing until they upload the same bytes themselves.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "416": {
+                    "description": "The range starts at or past the end of the attachment.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Content-Range": {
+                        "description": "`bytes */SIZE`.",
+                        "required": true,
+                        "schema": {
+                          "type": "string"
+                        }
+                      },
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/ServerError"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Unavailable"
+                  }
+                }
+              }
             }
           },
           "components": {
