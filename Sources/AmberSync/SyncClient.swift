@@ -49,6 +49,8 @@ public final class SyncClient: Sendable {
     let collections = LockedValue<[String: any SyncedCollection]>([:])
     let eventHub = EventHub()
     let live = LockedValue<(task: Task<Void, Never>?, generation: Int)>((nil, 0))
+    let attachmentPolicy = LockedValue<AttachmentDownloadPolicy>(.all)
+    let transfers: AttachmentTransfers
 
     /// Creates a client for the stores of `storage`.
     ///
@@ -94,12 +96,21 @@ public final class SyncClient: Sendable {
         } catch {
             throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)
         }
+        let tokens = SyncTokenSource(provider: tokenProvider)
+        let progress: @Sendable (SyncProgress) -> Void = { [eventHub] in eventHub.emit(.progress($0)) }
+        do {
+            transfers = try AttachmentTransfers(
+                storage: storage, server: server, tokens: tokens, policy: attachmentPolicy, progress: progress)
+        } catch {
+            throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)
+        }
         engine = SyncEngine(
             storage: storage,
-            transport: SyncTransport(server: server, tokens: SyncTokenSource(provider: tokenProvider)),
+            transport: SyncTransport(server: server, tokens: tokens),
             clientID: clientID,
             collections: collections,
-            progress: { [eventHub] in eventHub.emit(.progress($0)) })
+            progress: progress,
+            attachments: transfers)
     }
 
     /// Syncs `store` as the collection named by its key, merging conflicts with `Value.merge`.

@@ -16,6 +16,8 @@ actor SyncEngine {
     let collections: LockedValue<[String: any SyncedCollection]>
     /// Told how far a sync has got, after each page pulled and each batch pushed.
     let progress: @Sendable (SyncProgress) -> Void
+    /// Uploads the attachments a push names before it, and fetches those pulled records name.
+    let attachments: AttachmentTransfers?
     /// Serializes syncs: a live sync and one the app asked for never interleave.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -29,8 +31,10 @@ actor SyncEngine {
     init(
         storage: SQLiteStorage, transport: SyncTransport, clientID: String,
         collections: LockedValue<[String: any SyncedCollection]>,
-        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }
+        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
+        attachments: AttachmentTransfers? = nil
     ) {
+        self.attachments = attachments
         self.storage = storage
         self.transport = transport
         self.clientID = clientID
@@ -59,6 +63,7 @@ actor SyncEngine {
             try await finishHistoryReset(into: &report)
         }
         try await push(into: &report)
+        try await attachments?.downloadWanted()
         return SyncReport(pushed: report.pushed, pulled: report.pulled, merged: report.merged)
     }
 
@@ -117,6 +122,8 @@ actor SyncEngine {
             rounds -= 1
             let (mutations, bytes) = try nextBatch()
             guard !mutations.isEmpty else { return }
+            // A record never reaches the server before the files it names.
+            try await attachments?.upload(referencedBy: mutations)
             let answer: SyncTransport.Answer<PushResponse>
             do {
                 answer = try await transport.push(PushRequest(clientID: clientID, mutations: mutations))
@@ -316,6 +323,7 @@ actor SyncEngine {
                 report.pulled += states[key]?.count ?? 0
                 report.merged += try apply(states[key] ?? [], to: key)
             }
+            try attachments?.noteWanted(in: page.changes)
             // A collection no store was added for is skipped: adding its store later pulls from 0.
             try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
             done.completed += page.changes.count

@@ -60,6 +60,10 @@ public struct SyncProgress: Sendable, Equatable {
         case pushing
         /// Bringing in the server's changes.
         case pulling
+        /// Uploading the attachments a push names, before the push; counted in attachments.
+        case uploadingAttachments
+        /// Fetching the attachments pulled records name; counted in attachments.
+        case downloadingAttachments
     }
 
     /// What the sync is doing.
@@ -70,7 +74,7 @@ public struct SyncProgress: Sendable, Equatable {
     /// count for a pull from the beginning (a first sync, or one after a reset). `nil` for a pull
     /// of recent changes, which is short.
     public var total: Int?
-    /// Bytes of record JSON pushed or pulled so far in this phase.
+    /// Bytes of record JSON pushed or pulled so far in this phase, or of attachments moved.
     public var bytes: Int
 
     /// Creates a progress report.

@@ -9,6 +9,8 @@ struct Note: Identifiable, Hashable, Codable, Sendable {
     let tagIDs: [UUID]
     let created: Date
     let modified: Date
+    /// Files attached with `notes attach`; `nil` in notes written before attachments existed.
+    let attachments: [Attachment]?
 }
 
 /// A tag, shared by the notes that carry it.

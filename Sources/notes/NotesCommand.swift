@@ -11,6 +11,7 @@ struct NotesCommand: AsyncParsableCommand {
         subcommands: [
             Add.self, List.self, Show.self, Edit.self, TagNote.self, Untag.self, Tags.self,
             RenameTag.self, Delete.self, Watch.self, Export.self, Import.self, Sync.self, Status.self,
+            Attach.self, Attachments.self, SaveAttachment.self,
         ]
     )
 }

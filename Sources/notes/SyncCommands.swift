@@ -200,7 +200,13 @@ final class ProgressDisplay: @unchecked Sendable {
         state.reports += 1
         // The first report of a phase may be its only one: wait for a second before drawing.
         guard state.reports > 1 || (progress.fraction ?? 0) < 1 else { return }
-        let verb = progress.phase == .pulling ? "pulled" : "pushed"
+        let verb =
+            switch progress.phase {
+            case .pulling: "pulled"
+            case .pushing: "pushed"
+            case .uploadingAttachments: "uploaded attachments:"
+            case .downloadingAttachments: "fetched attachments:"
+            }
         let count = progress.total.map { "\(progress.completed) of \($0)" } ?? "\(progress.completed)"
         let megabytes = String(format: "%.1f MB", Double(progress.bytes) / 1_000_000)
         if terminal {

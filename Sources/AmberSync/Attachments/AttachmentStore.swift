@@ -58,7 +58,11 @@ public struct AttachmentStore: Sendable {
     public func add(_ data: Data, mediaType: String, fileName: String? = nil) throws -> Attachment {
         let hash = SHA256.hash(data: data).hexDigest
         let attachment = Attachment(sha256: hash, size: Int64(data.count), mediaType: mediaType, fileName: fileName)
-        if contains(attachment) { return attachment }
+        if contains(attachment) {
+            // Added again: a new grace period before it may be removed unreferenced.
+            _ = utimes(file(for: hash).path, nil)
+            return attachment
+        }
         let temporary = try newIncomingFile()
         do {
             try data.write(to: temporary)
@@ -214,6 +218,7 @@ public struct AttachmentStore: Sendable {
         let destination = file(for: hash)
         if FileManager.default.fileExists(atPath: destination.path) {
             try? FileManager.default.removeItem(at: temporary)
+            _ = utimes(destination.path, nil)
             return
         }
         guard rename(temporary.path, destination.path) == 0 else {
