@@ -47,7 +47,7 @@ public final class SyncClient: Sendable {
     let storage: SQLiteStorage
     let engine: SyncEngine
     let collections = LockedValue<[String: any SyncedCollection]>([:])
-    let eventHub = EventHub()
+    let eventHub: EventHub
     let live = LockedValue<(task: Task<Void, Never>?, generation: Int)>((nil, 0))
     let attachmentPolicy = LockedValue<AttachmentDownloadPolicy>(.all)
     let transfers: AttachmentTransfers
@@ -97,7 +97,9 @@ public final class SyncClient: Sendable {
             throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)
         }
         let tokens = SyncTokenSource(provider: tokenProvider)
-        let progress: @Sendable (SyncProgress) -> Void = { [eventHub] in eventHub.emit(.progress($0)) }
+        let eventHub = EventHub()
+        self.eventHub = eventHub
+        let progress: @Sendable (SyncProgress) -> Void = { eventHub.emit(.progress($0)) }
         do {
             transfers = try AttachmentTransfers(
                 storage: storage, server: server, tokens: tokens, policy: attachmentPolicy, progress: progress)

@@ -103,7 +103,7 @@ final class AttachmentTransfers: Sendable {
             try database { db in
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO amber_sync_attachment_remote (sha256, database_id) VALUES (?, ?)",
-                    arguments: [reference.sha256, databaseID ?? SyncSchema.databaseID(db) ?? ""])
+                    arguments: [reference.sha256, try databaseID ?? SyncSchema.databaseID(db) ?? ""])
             }
             done.completed += 1
             progress(done)
@@ -142,9 +142,12 @@ final class AttachmentTransfers: Sendable {
                     continuation.resume(returning: .failure(error ?? URLError(.badServerResponse)))
                 }
             }
-            let task =
-                file.map { session.uploadTask(with: request, fromFile: $0, completionHandler: handler) }
-                ?? session.dataTask(with: request, completionHandler: handler)
+            let task: URLSessionTask
+            if let file {
+                task = session.uploadTask(with: request, fromFile: file, completionHandler: handler)
+            } else {
+                task = session.dataTask(with: request, completionHandler: handler)
+            }
             task.resume()
         }
         switch result {
@@ -201,13 +204,16 @@ final class AttachmentTransfers: Sendable {
     func downloadWanted() async throws(SyncError) {
         let wanted = try database { db in
             try Row.fetchAll(db, sql: "SELECT sha256, size, media_type, file_name FROM amber_sync_attachment_wanted")
-                .map { Attachment(sha256: $0[0], size: $0[1], mediaType: $0[2], fileName: $0[3]) }
+                .map { row in
+                    let (hash, size, mediaType, fileName): (String, Int64, String, String?) = (row[0], row[1], row[2], row[3])
+                    return Attachment(sha256: hash, size: size, mediaType: mediaType, fileName: fileName)
+                }
         }
         guard !wanted.isEmpty else { return }
         var done = SyncProgress(phase: .downloadingAttachments, completed: 0, total: wanted.count, bytes: 0)
         for attachment in wanted {
             if !store.contains(attachment) {
-                try await download(attachment) { bytes in
+                try await download(attachment) { [done] bytes in
                     var now = done
                     now.bytes += bytes
                     self.progress(now)

@@ -104,8 +104,10 @@ public struct AttachmentFolder: AttachmentStorage {
             let count = Int(min(Int64(Self.chunkSize), range.upperBound - offset))
             let chunk = try await Self.blocking { [offset] in
                 var buffer = ByteBufferAllocator().buffer(capacity: count)
-                let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
-                    pread(descriptor, pointer.baseAddress, count, off_t(offset))
+                var read = 0
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+                    read = pread(descriptor, pointer.baseAddress, count, off_t(offset))
+                    return max(read, 0)
                 }
                 guard read > 0 else { throw Self.error("cannot read \(file) at \(offset)") }
                 return buffer
@@ -125,12 +127,13 @@ public struct AttachmentFolder: AttachmentStorage {
                 for reference in AttachmentReference.all(in: object) { named.insert(reference.sha256) }
             }
             let folder = userFolder(userID)
+            let referenced = named
             removed += try await Self.blocking {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
                 var removed = 0
                 for name in names where AttachmentReference.isHash(name) {
                     let file = folder + "/" + name
-                    if named.contains(name) {
+                    if referenced.contains(name) {
                         _ = utimes(file, nil)
                     } else if let modified = Self.modificationDate(of: file), modified < date {
                         if unlink(file) == 0 { removed += 1 }

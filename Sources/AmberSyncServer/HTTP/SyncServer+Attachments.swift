@@ -117,7 +117,7 @@ extension SyncServer {
         var headers: HTTPFields = [.contentType: "application/octet-stream", .acceptRanges: "bytes"]
         if let header = request.headers[.range] {
             switch ByteRange.parse(header, size: size) {
-            case .none:
+            case .whole:
                 break
             case .unsatisfiable:
                 var response = try Response.json(
@@ -125,7 +125,7 @@ extension SyncServer {
                     status: .rangeNotSatisfiable)
                 response.headers[.contentRange] = "bytes */\(size)"
                 return response
-            case .some(let asked):
+            case .bytes(let asked):
                 status = .partialContent
                 range = asked
                 headers[.contentRange] = "bytes \(asked.lowerBound)-\(asked.upperBound - 1)/\(size)"
@@ -159,31 +159,32 @@ private final class WriterBox: @unchecked Sendable {
 /// One byte range of a `Range` header (RFC 9110): `bytes=FIRST-`, `bytes=FIRST-LAST` or `bytes=-SUFFIX`.
 enum ByteRange: Equatable {
     /// The range asked for, clamped to the size.
-    case some(Range<Int64>)
+    case bytes(Range<Int64>)
     /// A range that starts past the end: `416`.
     case unsatisfiable
     /// No single byte range the server honours (several ranges, another unit, bad syntax): the whole file.
-    case none
+    case whole
 
     static func parse(_ header: String, size: Int64) -> ByteRange {
-        guard header.hasPrefix("bytes="), !header.contains(",") else { return .none }
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
         let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return .none }
+        guard parts.count == 2 else { return .whole }
         let (first, last) = (Int64(parts[0]), Int64(parts[1]))
         switch (parts[0].isEmpty, parts[1].isEmpty) {
         case (true, false):
-            guard let suffix = last, suffix > 0 else { return suffix == 0 ? .unsatisfiable : .none }
-            return size == 0 ? .unsatisfiable : .some(max(0, size - suffix)..<size)
+            guard let suffix = last else { return .whole }
+            guard suffix > 0 else { return .unsatisfiable }
+            return size == 0 ? .unsatisfiable : .bytes(max(0, size - suffix)..<size)
         case (false, _):
-            guard let first, first >= 0 else { return .none }
+            guard let first, first >= 0 else { return .whole }
             if parts[1].isEmpty {
-                return first < size ? .some(first..<size) : .unsatisfiable
+                return first < size ? .bytes(first..<size) : .unsatisfiable
             }
-            guard let last, last >= first else { return .none }
-            return first < size ? .some(first..<min(last + 1, size)) : .unsatisfiable
+            guard let last, last >= first else { return .whole }
+            return first < size ? .bytes(first..<min(last + 1, size)) : .unsatisfiable
         default:
-            return .none
+            return .whole
         }
     }
 }
