@@ -1,3 +1,4 @@
+import Amber
 import AmberSyncProtocol
 import Foundation
 
@@ -53,7 +54,7 @@ final class DownloadSession: Sendable {
                 handlers.register(
                     task.taskIdentifier,
                     DownloadHandlers.Transfer(
-                        partial: partial, existing: existing, progress: progress, finish: continuation.resume(returning:)))
+                        partial: partial, existing: existing, progress: progress, finish: continuation))
                 taskBox.withLock { $0 = task }
                 task.resume()
             }
@@ -75,7 +76,7 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
         let partial: URL
         let existing: Int
         let progress: @Sendable (Int) -> Void
-        let finish: (Result<DownloadSession.Outcome, SyncError>) -> Void
+        let finish: CheckedContinuation<Result<DownloadSession.Outcome, SyncError>, Never>
         var status = 0
         var file: FileHandle?
         var errorBody = Data()
@@ -84,7 +85,7 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
 
         init(
             partial: URL, existing: Int, progress: @escaping @Sendable (Int) -> Void,
-            finish: @escaping (Result<DownloadSession.Outcome, SyncError>) -> Void
+            finish: CheckedContinuation<Result<DownloadSession.Outcome, SyncError>, Never>
         ) {
             self.partial = partial
             self.existing = existing
@@ -162,11 +163,11 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
         try? transfer.file?.synchronize()
         try? transfer.file?.close()
         if let failure = transfer.failure {
-            transfer.finish(.failure(failure))
+            transfer.finish.resume(returning: .failure(failure))
         } else if let error {
             let cancelled = (error as? URLError)?.code == .cancelled
-            transfer.finish(
-                .failure(
+            transfer.finish.resume(
+                returning: .failure(
                     SyncError(
                         .offline, cancelled ? "the download was cancelled" : (error as NSError).localizedDescription,
                         underlyingError: error)))
@@ -174,7 +175,7 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
             let sentence =
                 (try? ErrorResponse(jsonBytes: transfer.errorBody))?.error
                 ?? String(decoding: transfer.errorBody.prefix(200), as: UTF8.self)
-            transfer.finish(.success(DownloadSession.Outcome(status: transfer.status, sentence: sentence)))
+            transfer.finish.resume(returning: .success(DownloadSession.Outcome(status: transfer.status, sentence: sentence)))
         }
     }
 }

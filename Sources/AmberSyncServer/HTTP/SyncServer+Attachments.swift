@@ -131,7 +131,7 @@ extension SyncServer {
                 headers[.contentRange] = "bytes \(asked.lowerBound)-\(asked.upperBound - 1)/\(size)"
             }
         }
-        let body = ResponseBody(contentLength: Int(range.count)) { writer in
+        let body = ResponseBody(contentLength: Int(range.count)) { [range] writer in
             let sink = WriterBox(writer)
             try await storage.readAttachment(hash, for: user, range: range) { bytes in
                 try await sink.write(bytes)

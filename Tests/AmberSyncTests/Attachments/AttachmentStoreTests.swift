@@ -5,6 +5,9 @@ import AmberTestSupport
 import Foundation
 import Testing
 
+/// Amber's attachment, not Swift Testing's `Attachment` (files a test attaches to its report).
+typealias Attachment = Amber.Attachment
+
 /// A note with attachments, as an app would declare it.
 @Immutable
 struct AttachedNote: Identifiable, Hashable, Codable, Sendable {
