@@ -39,9 +39,9 @@ import Testing
         #expect(attached.output.contains("attached cone.jpg (200000 bytes, image/jpeg)"))
         let list = try await runToEndOnItsOwnThread(day.process(["attachments", id]))
         #expect(list.output == "cone.jpg\t200000 bytes\timage/jpeg\there\n")
-        #expect(try await runToEndOnItsOwnThread(day.process(["sync", "--server", server, "--token", token])).status == 0)
+        #expect(try await runToEndOnItsOwnThread(day.process(["sync", "--server", server, "--token=\(token)"])).status == 0)
 
-        let synced = try await runToEndOnItsOwnThread(night.process(["sync", "--server", server, "--token", token]))
+        let synced = try await runToEndOnItsOwnThread(night.process(["sync", "--server", server, "--token=\(token)"]))
         #expect(synced.status == 0, "\(synced.error)")
         #expect(try await runToEndOnItsOwnThread(night.process(["attachments", id])).output.hasSuffix("\there\n"))
         let saved = directory.appendingPathComponent("saved.jpg")
