@@ -164,7 +164,8 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
                 "DELETE FROM amber_sync_attachment_uploads WHERE id = \(id) RETURNING id", logger: logger
             ).collect()
             guard !ours.isEmpty else {
-                throw SyncServerError.invalidRequest("The upload of \(hash) took too long and was dropped; upload it again.")
+                throw SyncServerError.invalidRequest(
+                    "The upload of \(hash) took too long and was dropped; upload it again.")
             }
             let inserted = try await connection.query(
                 """
@@ -184,7 +185,8 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     func cancel() async {
         let id = id
         _ = try? await database.transaction { [logger = database.logger] connection in
-            try await connection.query("DELETE FROM amber_sync_attachment_chunks WHERE upload_id = \(id)", logger: logger)
+            try await connection.query(
+                "DELETE FROM amber_sync_attachment_chunks WHERE upload_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM amber_sync_attachment_uploads WHERE id = \(id)", logger: logger)
         }
     }

@@ -54,7 +54,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("attachment-quota"),
-        help: "The most bytes of attachments one user keeps, all together; uploads past it get 413. No quota unless given.")
+        help:
+            "The most bytes of attachments one user keeps, all together; uploads past it get 413. No quota unless given."
+    )
     var attachmentQuota: Int64?
 
     func validate() throws {

@@ -24,7 +24,9 @@ struct Attach: ParsableCommand {
             guard !current.contains(attachment) else { return note }
             return note.with(attachments: current + [attachment]).update(modified: Date())
         }
-        print("attached \(attachment.fileName ?? file) (\(attachment.size) bytes, \(attachment.mediaType)) to \(note.id.short)")
+        print(
+            "attached \(attachment.fileName ?? file) (\(attachment.size) bytes, \(attachment.mediaType)) to \(note.id.short)"
+        )
     }
 
     /// A media type by file extension, for the common kinds; `application/octet-stream` otherwise.
@@ -50,7 +52,9 @@ struct Attachments: ParsableCommand {
         let store = AttachmentStore(storage: library.storage)
         for attachment in note.attachments ?? [] {
             let here = store.contains(attachment) ? "here" : "not here"
-            print("\(attachment.fileName ?? attachment.sha256)\t\(attachment.size) bytes\t\(attachment.mediaType)\t\(here)")
+            print(
+                "\(attachment.fileName ?? attachment.sha256)\t\(attachment.size) bytes\t\(attachment.mediaType)\t\(here)"
+            )
         }
     }
 }
@@ -70,7 +74,8 @@ struct SaveAttachment: AsyncParsableCommand {
             throw NotesError(
                 matches.isEmpty
                     ? "note \(note.id.short) has no attachment named \(name)"
-                    : "\(name) names \(matches.count) attachments of note \(note.id.short); give the start of a SHA-256")
+                    : "\(name) names \(matches.count) attachments of note \(note.id.short); give the start of a SHA-256"
+            )
         }
         let store = AttachmentStore(storage: library.storage)
         var source = store.fileURL(for: attachment)

@@ -56,7 +56,8 @@ public struct Attachment: Codable, Hashable, Sendable {
         let sha256 = try container.decode(String.self, forKey: .sha256)
         guard Self.isValidHash(sha256) else {
             throw DecodingError.dataCorruptedError(
-                forKey: .sha256, in: container, debugDescription: "an attachment's sha256 must be 64 hexadecimal digits")
+                forKey: .sha256, in: container, debugDescription: "an attachment's sha256 must be 64 hexadecimal digits"
+            )
         }
         let size = try container.decode(Int64.self, forKey: .size)
         guard size >= 0 else {
@@ -78,9 +79,11 @@ public struct Attachment: Codable, Hashable, Sendable {
     /// - Parameter text: The text to check.
     /// - Returns: `true` for 64 hexadecimal digits.
     public static func isValidHash(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { byte in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-        }
+        text.utf8.count == 64
+            && text.utf8.allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+            }
     }
 }

@@ -195,7 +195,8 @@ public struct AttachmentStore: Sendable {
             try Self.flush(partial)
             try moveIntoPlace(partial, as: hash)
         } catch {
-            throw SyncError(.storage, "cannot keep attachment \(hash) in \(folder.path): \(error)", underlyingError: error)
+            throw SyncError(
+                .storage, "cannot keep attachment \(hash) in \(folder.path): \(error)", underlyingError: error)
         }
     }
 

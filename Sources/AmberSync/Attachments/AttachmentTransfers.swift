@@ -98,7 +98,8 @@ final class AttachmentTransfers: Sendable {
                 }
                 done.bytes += Int(reference.size)
             } else if status != 200 {
-                throw SyncError(.server(status: status), "the server answered \(status) to HEAD of attachment \(reference.sha256)")
+                throw SyncError(
+                    .server(status: status), "the server answered \(status) to HEAD of attachment \(reference.sha256)")
             }
             try database { db in
                 try db.execute(
@@ -205,7 +206,9 @@ final class AttachmentTransfers: Sendable {
         let wanted = try database { db in
             try Row.fetchAll(db, sql: "SELECT sha256, size, media_type, file_name FROM amber_sync_attachment_wanted")
                 .map { row in
-                    let (hash, size, mediaType, fileName): (String, Int64, String, String?) = (row[0], row[1], row[2], row[3])
+                    let (hash, size, mediaType, fileName): (String, Int64, String, String?) = (
+                        row[0], row[1], row[2], row[3]
+                    )
                     return Attachment(sha256: hash, size: size, mediaType: mediaType, fileName: fileName)
                 }
         }
@@ -220,7 +223,8 @@ final class AttachmentTransfers: Sendable {
                 }
             }
             try database { db in
-                try db.execute(sql: "DELETE FROM amber_sync_attachment_wanted WHERE sha256 = ?", arguments: [attachment.sha256])
+                try db.execute(
+                    sql: "DELETE FROM amber_sync_attachment_wanted WHERE sha256 = ?", arguments: [attachment.sha256])
             }
             done.completed += 1
             done.bytes += Int(attachment.size)
@@ -237,13 +241,16 @@ final class AttachmentTransfers: Sendable {
         do {
             partial = try store.partialDownload(for: attachment.sha256)
         } catch {
-            throw SyncError(.storage, "cannot prepare the download of \(attachment.sha256): \(error)", underlyingError: error)
+            throw SyncError(
+                .storage, "cannot prepare the download of \(attachment.sha256): \(error)", underlyingError: error)
         }
         var token = try await tokens.token()
-        var outcome = try await downloads.fetch(url(of: attachment.sha256), token: token, into: partial, progress: progress)
+        var outcome = try await downloads.fetch(
+            url(of: attachment.sha256), token: token, into: partial, progress: progress)
         if outcome.status == 401, let fresh = try await tokens.token(replacing: token) {
             token = fresh
-            outcome = try await downloads.fetch(url(of: attachment.sha256), token: token, into: partial, progress: progress)
+            outcome = try await downloads.fetch(
+                url(of: attachment.sha256), token: token, into: partial, progress: progress)
         }
         switch outcome.status {
         case 200, 206:
@@ -263,7 +270,8 @@ final class AttachmentTransfers: Sendable {
 
     private func attachment(_ reference: AttachmentReference) -> Attachment {
         Attachment(
-            sha256: reference.sha256, size: reference.size, mediaType: reference.mediaType, fileName: reference.fileName)
+            sha256: reference.sha256, size: reference.size, mediaType: reference.mediaType, fileName: reference.fileName
+        )
     }
 
     private func database<R>(_ body: (Database) throws -> R) throws(SyncError) -> R {

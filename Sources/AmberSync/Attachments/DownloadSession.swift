@@ -175,7 +175,8 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
             let sentence =
                 (try? ErrorResponse(jsonBytes: transfer.errorBody))?.error
                 ?? String(decoding: transfer.errorBody.prefix(200), as: UTF8.self)
-            transfer.finish.resume(returning: .success(DownloadSession.Outcome(status: transfer.status, sentence: sentence)))
+            transfer.finish.resume(
+                returning: .success(DownloadSession.Outcome(status: transfer.status, sentence: sentence)))
         }
     }
 }

@@ -36,7 +36,8 @@ extension SyncClient {
         if let url = attachments.fileURL(for: attachment) { return url }
         try await transfers.download(attachment)
         guard let url = attachments.fileURL(for: attachment) else {
-            throw SyncError(.storage, "attachment \(attachment.sha256) was fetched but is not in \(attachments.folder.path)")
+            throw SyncError(
+                .storage, "attachment \(attachment.sha256) was fetched but is not in \(attachments.folder.path)")
         }
         return url
     }

@@ -194,7 +194,7 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
             try bytes.withUnsafeReadableBytes { pointer in
                 var written = 0
                 while written < pointer.count {
-                    let count = Glibc_write(descriptor, pointer.baseAddress! + written, pointer.count - written)
+                    let count = posixWrite(descriptor, pointer.baseAddress! + written, pointer.count - written)
                     guard count > 0 else { throw AttachmentFolder.error("cannot write \(temporary)") }
                     written += count
                 }
@@ -216,7 +216,9 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
                 _ = utimes(destination, nil)
                 return false
             }
-            guard rename(temporary, destination) == 0 else { throw AttachmentFolder.error("cannot rename \(temporary)") }
+            guard rename(temporary, destination) == 0 else {
+                throw AttachmentFolder.error("cannot rename \(temporary)")
+            }
             let directory = open(folder, O_RDONLY)
             if directory >= 0 {
                 fsync(directory)
@@ -245,6 +247,6 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
 }
 
 /// POSIX `write`, named apart from the upload's own `write(_:)`.
-private func Glibc_write(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, bytes, count)
 }

@@ -95,7 +95,8 @@ extension SyncServer {
         HTTPError(
             .contentTooLarge,
             message:
-                "The attachment would take this user's attachments past their quota of \(quota) bytes; nothing was kept.")
+                "The attachment would take this user's attachments past their quota of \(quota) bytes; nothing was kept."
+        )
     }
 
     /// Whether the user has the attachment, and its size (`Content-Length`); no body.

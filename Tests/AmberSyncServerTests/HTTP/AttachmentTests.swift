@@ -92,17 +92,22 @@ struct AttachmentTests {
             let tooLarge = try await harness.send(.put, "/v1/attachments/\(Self.hash(big))", token: token, body: big)
             #expect(tooLarge.status == .contentTooLarge)
             #expect(try tooLarge.errorBody().error.contains("1000 bytes"))
-            #expect(try await harness.send(.head, "/v1/attachments/\(Self.hash(big))", token: token).status == .notFound)
+            #expect(
+                try await harness.send(.head, "/v1/attachments/\(Self.hash(big))", token: token).status == .notFound)
             // Past the user's quota: 1,000 bytes kept, 600 more refused.
             let first = [UInt8](repeating: 1, count: 1_000)
-            #expect(try await harness.send(.put, "/v1/attachments/\(Self.hash(first))", token: token, body: first).status == .created)
+            #expect(
+                try await harness.send(.put, "/v1/attachments/\(Self.hash(first))", token: token, body: first).status
+                    == .created)
             let second = [UInt8](repeating: 2, count: 600)
             let over = try await harness.send(.put, "/v1/attachments/\(Self.hash(second))", token: token, body: second)
             #expect(over.status == .contentTooLarge)
             #expect(try over.errorBody().error.contains("quota"))
-            #expect(try await harness.send(.head, "/v1/attachments/\(Self.hash(second))", token: token).status == .notFound)
+            #expect(
+                try await harness.send(.head, "/v1/attachments/\(Self.hash(second))", token: token).status == .notFound)
             // Without a token.
-            #expect(try await harness.send(.get, "/v1/attachments/\(Self.hash(first))", token: nil).status == .unauthorized)
+            #expect(
+                try await harness.send(.get, "/v1/attachments/\(Self.hash(first))", token: nil).status == .unauthorized)
         }
     }
 
@@ -151,10 +156,13 @@ struct AttachmentTests {
             let kept = Array("kept".utf8)
             let dropped = Array("dropped".utf8)
             for bytes in [kept, dropped] {
-                #expect(try await harness.send(.put, "/v1/attachments/\(Self.hash(bytes))", token: token, body: bytes).status == .created)
+                #expect(
+                    try await harness.send(.put, "/v1/attachments/\(Self.hash(bytes))", token: token, body: bytes)
+                        .status == .created)
             }
             let reference: JSONValue = .object([
-                "sha256": .string(Self.hash(kept)), "size": .integer(Int64(kept.count)), "mediaType": .string("text/plain"),
+                "sha256": .string(Self.hash(kept)), "size": .integer(Int64(kept.count)),
+                "mediaType": .string("text/plain"),
             ])
             _ = try await harness.push(
                 [Mutation(mutationID: 1, collection: "notes", id: "1", baseVersion: nil, value: ["photo": reference])],
@@ -163,12 +171,15 @@ struct AttachmentTests {
             // Everything unnamed since before a moment from now: the unnamed one goes.
             #expect(try await storage.pruneAttachments(unreferencedSince: Date().addingTimeInterval(60)) == 1)
             #expect(try await harness.send(.head, "/v1/attachments/\(Self.hash(kept))", token: token).status == .ok)
-            #expect(try await harness.send(.head, "/v1/attachments/\(Self.hash(dropped))", token: token).status == .notFound)
+            #expect(
+                try await harness.send(.head, "/v1/attachments/\(Self.hash(dropped))", token: token).status == .notFound
+            )
             // Once the record is deleted, the other goes too.
             _ = try await harness.push(
                 [Mutation(mutationID: 2, collection: "notes", id: "1", baseVersion: 1, value: nil)], token: token)
             #expect(try await storage.pruneAttachments(unreferencedSince: Date().addingTimeInterval(60)) == 1)
-            #expect(try await harness.send(.head, "/v1/attachments/\(Self.hash(kept))", token: token).status == .notFound)
+            #expect(
+                try await harness.send(.head, "/v1/attachments/\(Self.hash(kept))", token: token).status == .notFound)
         }
     }
 }

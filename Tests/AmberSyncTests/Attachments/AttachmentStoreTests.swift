@@ -25,7 +25,8 @@ struct AttachmentStoreTests {
     @Test func addingBytesStoresOneFileNamedByItsHash() throws {
         let store = AttachmentStore(folder: temporaryDirectory().appendingPathComponent("files"))
         let attachment = try store.add(Data("hello\n".utf8), mediaType: "text/plain", fileName: "hello.txt")
-        #expect(attachment == Attachment(sha256: Self.helloHash, size: 6, mediaType: "text/plain", fileName: "hello.txt"))
+        #expect(
+            attachment == Attachment(sha256: Self.helloHash, size: 6, mediaType: "text/plain", fileName: "hello.txt"))
         let url = try #require(store.fileURL(for: attachment))
         #expect(url.lastPathComponent == Self.helloHash)
         #expect(try Data(contentsOf: url) == Data("hello\n".utf8))

@@ -40,7 +40,10 @@ struct AttachmentSyncTests {
         let storage = try #require(server.database as? any AttachmentStorage)
         let user = try #require(try await server.database.user(forToken: token))
         #expect(try await storage.attachmentSize(photo.sha256, for: user) == Int64(Self.photo.count))
-        #expect(dayEvents.values.contains { if case .progress(let p) = $0 { p.phase == .uploadingAttachments } else { false } })
+        #expect(
+            dayEvents.values.contains {
+                if case .progress(let p) = $0 { p.phase == .uploadingAttachments } else { false }
+            })
 
         let nightEvents = Collected(night.client.events())
         try await night.client.sync()
@@ -48,14 +51,18 @@ struct AttachmentSyncTests {
         let url = try #require(night.client.attachments.fileURL(for: photo))
         #expect(try Data(contentsOf: url) == Self.photo)
         #expect(
-            nightEvents.values.contains { if case .progress(let p) = $0 { p.phase == .downloadingAttachments } else { false } })
+            nightEvents.values.contains {
+                if case .progress(let p) = $0 { p.phase == .downloadingAttachments } else { false }
+            })
 
         // An edit of the text sends no attachment again.
         dayEvents.cancel()
         let again = Collected(day.client.events())
         try day.notes.add(note.with(text: "ice cream!"))
         try await day.client.sync()
-        #expect(!again.values.contains { if case .progress(let p) = $0 { p.phase == .uploadingAttachments } else { false } })
+        #expect(
+            !again.values.contains { if case .progress(let p) = $0 { p.phase == .uploadingAttachments } else { false } }
+        )
         again.cancel()
         nightEvents.cancel()
         await server.stop()
