@@ -158,36 +158,29 @@ where Value.ID: Sendable & Codable {
                     theirsObject = .some(object)
                     return object
                 }
-                var result: Value? = theirs
+                var result: Value?
                 // Taking the server's value leaves nothing to push; only a merge or a kept local
                 // change may differ from it.
-                var keptTheirs = true
-                if serverWentBack {
+                var keptTheirs = false
+                switch RecordMerge.decide(
+                    agreed: agreed, mine: mineObject, theirs: theirsLocalized, serverWentBack: serverWentBack)
+                {
+                case .takeTheirs:
+                    result = theirs
+                    keptTheirs = true
+                case .keepMine:
                     result = mine
-                    keptTheirs = false
-                } else if mineObject != agreed {
-                    switch (mine, theirs) {
-                    case (let mine?, let theirs?):
-                        let merged = resolve(agreed.flatMap { decode(JSONRecord($0)) }, mine, theirs)
-                        result = merged.value
-                        keptTheirs = false
-                        let fields =
-                            merged.conflicts
-                            ?? Self.conflictingKeys(
-                                base: agreed, mine: mineObject ?? [:], theirs: theirsLocalized() ?? [:])
-                        if !fields.isEmpty {
-                            conflicts.append(SyncConflict(collection: key, id: state.id, fields: fields))
-                        }
-                    case (let mine?, nil):
-                        result = mine  // edited here, deleted there: the edit wins
-                        keptTheirs = false
-                    case (nil, _):
-                        // Deleted here: it stands unless the server changed the record since, in
-                        // which case that edit wins.
-                        if theirsLocalized() == agreed {
-                            result = nil
-                            keptTheirs = theirs == nil
-                        }
+                case .keepDeletion:
+                    result = nil
+                case .merge:
+                    guard let mine, let theirs else { continue }  // `merge` has both
+                    let merged = resolve(agreed.flatMap { decode(JSONRecord($0)) }, mine, theirs)
+                    result = merged.value
+                    let fields =
+                        merged.conflicts
+                        ?? Self.conflictingKeys(base: agreed, mine: mineObject ?? [:], theirs: theirsLocalized() ?? [:])
+                    if !fields.isEmpty {
+                        conflicts.append(SyncConflict(collection: key, id: state.id, fields: fields))
                     }
                 }
                 switch result {
