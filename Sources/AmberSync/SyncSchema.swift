@@ -172,6 +172,13 @@ enum SyncSchema {
         return Base(version: row[0], value: text.map(JSONRecord.init(unchecked:)))
     }
 
+    /// Whether any record of `key` has a base.
+    static func hasBases(_ db: Database, key: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM amber_sync_base WHERE key = ?)"), arguments: [key]
+        ) ?? false
+    }
+
     static func deleteBase(_ db: Database, key: String, id: String) throws {
         try db.cachedStatement(sql: "DELETE FROM amber_sync_base WHERE key = ? AND id = ?").execute(arguments: [
             key, id,

@@ -115,11 +115,16 @@ where Value.ID: Sendable & Codable {
             let db = context.database
             var conflicts: [SyncConflict] = []
             var marks: [(id: String, pending: Bool)] = []
+            // A first sync has no bases yet: no look-up per record then (but for a record listed twice).
+            let hasBases = try SyncSchema.hasBases(db, key: key)
+            var written: Set<String> = []
             for state in states {
                 if let mutationID = state.answered {
                     try SyncSchema.deleteOutbox(db, mutationID: mutationID)
                 }
-                let base = try SyncSchema.base(db, key: key, id: state.id)
+                let base =
+                    hasBases || written.contains(state.id) ? try SyncSchema.base(db, key: key, id: state.id) : nil
+                if !hasBases { written.insert(state.id) }
                 if let base, state.version > 0, base.version >= state.version { continue }
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
