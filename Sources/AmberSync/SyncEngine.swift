@@ -22,6 +22,8 @@ actor SyncEngine {
 
     /// Mutations per push.
     static let batchSize = 500
+    /// Most pulled records applied in one SQLite transaction (tests make it smaller).
+    var recordsPerTransaction = 10_000
     /// Push rounds per sync beyond those the pending records need: a merge makes a record
     /// pending again, to be pushed in the next round.
     static let pushRounds = 4
@@ -277,7 +279,10 @@ actor SyncEngine {
     /// Pulls pages from `start` until caught up, applying them; collects the ids listed in `seen`.
     ///
     /// The next page is on its way while a page is applied: the server reads and sends it while
-    /// this client writes, and at most two pages are in memory.
+    /// this client writes. Pages are applied together, up to ``recordsPerTransaction`` records
+    /// in one SQLite transaction with the cursor after them: a transaction rewrites every B-tree
+    /// page its records land on, and records with random ids land on a new page each, so fewer,
+    /// larger transactions write each page fewer times.
     private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?)
         async throws(SyncError)
     {
@@ -286,6 +291,7 @@ actor SyncEngine {
         var next = fetch(cursor: cursor, tag: tag)
         defer { next.cancel() }
         var done = SyncProgress(phase: .pulling, completed: 0, total: nil, bytes: 0)
+        var held = HeldPages()
         while true {
             let answer = try await next.value.get()
             try check(databaseID: answer.databaseID)
@@ -304,26 +310,45 @@ actor SyncEngine {
             }
             if more { next = fetch(cursor: cursor, tag: tag) }
             for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
-            var states: [String: [ServerState]] = [:]
-            var order: [String] = []
-            for change in page.changes {
+            held.add(page.changes)
+            guard held.count >= recordsPerTransaction || !more else { continue }
+            let known = collections.withLock { $0 }
+            // A collection no store was added for is skipped: adding its store later pulls from 0.
+            for key in held.order where known[key] != nil {
+                report.pulled += held.states[key]?.count ?? 0
+                report.merged += try apply(held.states[key] ?? [], to: key)
+            }
+            try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
+            done.completed += held.count
+            done.bytes += held.bytes
+            if let total = done.total, done.completed > total { done.total = done.completed }
+            progress(done)
+            held = HeldPages()
+            guard more else { return }
+        }
+    }
+
+    /// Records pulled and not yet applied, by collection in the order they came.
+    private struct HeldPages {
+        var states: [String: [ServerState]] = [:]
+        var order: [String] = []
+        var count = 0
+        var bytes = 0
+
+        mutating func add(_ changes: [RecordChange]) {
+            for change in changes {
                 if states[change.collection] == nil { order.append(change.collection) }
                 states[change.collection, default: []].append(
                     ServerState(id: change.id, version: change.version, value: change.record))
+                bytes += change.record?.text.utf8.count ?? 0
             }
-            let known = collections.withLock { $0 }
-            for key in order where known[key] != nil {
-                report.pulled += states[key]?.count ?? 0
-                report.merged += try apply(states[key] ?? [], to: key)
-            }
-            // A collection no store was added for is skipped: adding its store later pulls from 0.
-            try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
-            done.completed += page.changes.count
-            done.bytes += page.changes.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
-            if let total = done.total, done.completed > total { done.total = done.completed }
-            progress(done)
-            guard more else { return }
+            count += changes.count
         }
+    }
+
+    /// Sets ``recordsPerTransaction``.
+    func apply(recordsPerTransaction count: Int) {
+        recordsPerTransaction = count
     }
 
     /// Starts pulling the page after `cursor`.

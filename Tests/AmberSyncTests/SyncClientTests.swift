@@ -49,6 +49,8 @@ import Testing
         try day.notes.add(contentsOf: (0..<2_500).map { note("note \($0)") })
         let dayEvents = Collected(day.client.events())
         let nightEvents = Collected(night.client.events())
+        // Pulled pages are applied 1,000 records to a transaction here (10,000 by default).
+        await night.client.engine.apply(recordsPerTransaction: 1_000)
 
         #expect(try await day.client.sync().pushed == 2_500)
         #expect(try await night.client.sync().pulled == 2_500)
@@ -58,7 +60,7 @@ import Testing
             return events.values.compactMap { if case .progress(let progress) = $0 { progress } else { nil } }
         }
         // The day phone then pulls from the beginning too (its first pull): pages of its own notes.
-        let pushed = await progress(dayEvents, 8).filter { $0.phase == .pushing }
+        let pushed = await progress(dayEvents, 6).filter { $0.phase == .pushing }
         #expect(pushed.map(\.completed) == [500, 1_000, 1_500, 2_000, 2_500])
         #expect(pushed.allSatisfy { $0.total == 2_500 })
         #expect(pushed.map(\.bytes) == pushed.map(\.bytes).sorted() && pushed[0].bytes > 500 * 50)
