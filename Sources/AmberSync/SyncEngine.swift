@@ -279,10 +279,11 @@ actor SyncEngine {
     /// Pulls pages from `start` until caught up, applying them; collects the ids listed in `seen`.
     ///
     /// The next page is on its way while a page is applied: the server reads and sends it while
-    /// this client writes. Pages are applied together, up to ``recordsPerTransaction`` records
-    /// in one SQLite transaction with the cursor after them: a transaction rewrites every B-tree
-    /// page its records land on, and records with random ids land on a new page each, so fewer,
-    /// larger transactions write each page fewer times.
+    /// this client writes. Pages are applied together, ``recordsPerTransaction`` records or a
+    /// quarter of the records a pull from 0 lists, whichever is more, in one SQLite transaction
+    /// with the cursor after them: a transaction rewrites every B-tree page its records land
+    /// on, and records with random ids land on a new page each, so fewer, larger transactions
+    /// write each page fewer times. Progress is reported per page received.
     private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?)
         async throws(SyncError)
     {
@@ -311,7 +312,14 @@ actor SyncEngine {
             if more { next = fetch(cursor: cursor, tag: tag) }
             for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
             held.add(page.changes)
-            guard held.count >= recordsPerTransaction || !more else { continue }
+            done.completed += page.changes.count
+            done.bytes += page.changes.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
+            if let total = done.total, done.completed > total { done.total = done.completed }
+            progress(done)
+            // A large first sync applies a quarter of the account at a time: the rewrites of
+            // B-tree pages then stay a few per page however large the account.
+            let transactionSize = max(recordsPerTransaction, (done.total ?? 0) / 4)
+            guard held.count >= transactionSize || !more else { continue }
             let known = collections.withLock { $0 }
             // A collection no store was added for is skipped: adding its store later pulls from 0.
             for key in held.order where known[key] != nil {
@@ -319,10 +327,6 @@ actor SyncEngine {
                 report.merged += try apply(held.states[key] ?? [], to: key)
             }
             try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
-            done.completed += held.count
-            done.bytes += held.bytes
-            if let total = done.total, done.completed > total { done.total = done.completed }
-            progress(done)
             held = HeldPages()
             guard more else { return }
         }
@@ -333,14 +337,12 @@ actor SyncEngine {
         var states: [String: [ServerState]] = [:]
         var order: [String] = []
         var count = 0
-        var bytes = 0
 
         mutating func add(_ changes: [RecordChange]) {
             for change in changes {
                 if states[change.collection] == nil { order.append(change.collection) }
                 states[change.collection, default: []].append(
                     ServerState(id: change.id, version: change.version, value: change.record))
-                bytes += change.record?.text.utf8.count ?? 0
             }
             count += changes.count
         }

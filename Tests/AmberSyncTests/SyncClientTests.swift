@@ -49,11 +49,12 @@ import Testing
         try day.notes.add(contentsOf: (0..<2_500).map { note("note \($0)") })
         let dayEvents = Collected(day.client.events())
         let nightEvents = Collected(night.client.events())
-        // Pulled pages are applied 1,000 records to a transaction here (10,000 by default).
+        // The night phone applies what it pulls in three transactions (by default, one).
         await night.client.engine.apply(recordsPerTransaction: 1_000)
 
         #expect(try await day.client.sync().pushed == 2_500)
         #expect(try await night.client.sync().pulled == 2_500)
+        #expect(night.notes.count == 2_500 && night.client.pendingCount == 0)
 
         func progress(_ events: Collected<SyncEvent>, _ count: Int) async -> [SyncProgress] {
             _ = await eventually { events.values.count { if case .progress = $0 { true } else { false } } >= count }
