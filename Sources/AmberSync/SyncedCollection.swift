@@ -115,28 +115,29 @@ where Value.ID: Sendable & Codable {
             let db = context.database
             var conflicts: [SyncConflict] = []
             var marks: [(id: String, pending: Bool)] = []
-            // A first sync has no bases yet: no look-up per record then (but for a record listed twice).
+            // A first sync has no bases yet: no look-up per record then.
             let hasBases = try SyncSchema.hasBases(db, key: key)
-            var written: Set<String> = []
+            // New bases, written at the end in the order of their ids (see `writeBases`); the
+            // last for a record listed twice.
+            var bases: [String: SyncSchema.Base?] = [:]
             for state in states {
                 if let mutationID = state.answered {
                     try SyncSchema.deleteOutbox(db, mutationID: mutationID)
                 }
                 let base =
-                    hasBases || written.contains(state.id) ? try SyncSchema.base(db, key: key, id: state.id) : nil
-                if !hasBases { written.insert(state.id) }
+                    if let written = bases[state.id] { written } else if hasBases {
+                        try SyncSchema.base(db, key: key, id: state.id)
+                    } else { SyncSchema.Base?.none }
                 if let base, state.version > 0, base.version >= state.version { continue }
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
                 // on: the client's copy is the newer one and goes back to the server.
                 let serverWentBack =
                     base.map { $0.version < 0 && state.version > 0 && state.version < -$0.version } ?? false
-                if state.version > 0 {
-                    try SyncSchema.setBase(db, key: key, id: state.id, version: state.version, value: state.value)
-                } else {
-                    // Unknown to the server: a local value goes back as a new record.
-                    try SyncSchema.deleteBase(db, key: key, id: state.id)
-                }
+                // Unknown to the server (version 0): a local value goes back as a new record.
+                bases.updateValue(
+                    state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
+                    forKey: state.id)
                 if let applied = state.applied, applied.asSent,
                     let identity = store.identity(ofRecord: state.id),
                     try transaction[id: identity].map(encode) == applied.value
@@ -195,8 +196,11 @@ where Value.ID: Sendable & Codable {
                 let pending = keptTheirs ? false : try result.map(encode) != theirsLocalized()
                 marks.append((state.id, pending))
             }
+            try SyncSchema.writeBases(db, key: key, bases)
             context.afterRecordsWritten { [key] db in
-                for mark in marks { try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending) }
+                for mark in marks.sorted(by: { SyncSchema.byteOrder($0.id, $1.id) }) {
+                    try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending)
+                }
             }
             return conflicts
         }
