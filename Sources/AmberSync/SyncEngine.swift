@@ -280,7 +280,7 @@ actor SyncEngine {
     ///
     /// The next page is on its way while a page is applied: the server reads and sends it while
     /// this client writes. Pages are applied together, ``recordsPerTransaction`` records or a
-    /// quarter of the records a pull from 0 lists, whichever is more, in one SQLite transaction
+    /// sixth of the records a pull from 0 lists, whichever is more, in one SQLite transaction
     /// with the cursor after them: a transaction rewrites every B-tree page its records land
     /// on, and records with random ids land on a new page each, so fewer, larger transactions
     /// write each page fewer times. Progress is reported per page received.
@@ -316,9 +316,9 @@ actor SyncEngine {
             done.bytes += page.changes.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
             if let total = done.total, done.completed > total { done.total = done.completed }
             progress(done)
-            // A large first sync applies a quarter of the account at a time: the rewrites of
+            // A large first sync applies a sixth of the account at a time: the rewrites of
             // B-tree pages then stay a few per page however large the account.
-            let transactionSize = max(recordsPerTransaction, (done.total ?? 0) / 4)
+            let transactionSize = max(recordsPerTransaction, (done.total ?? 0) / 6)
             guard held.count >= transactionSize || !more else { continue }
             let known = collections.withLock { $0 }
             // A collection no store was added for is skipped: adding its store later pulls from 0.
