@@ -135,13 +135,15 @@ actor SyncEngine {
             var states: [String: [ServerState]] = [:]
             var order: [String] = []
             for (mutation, result) in zip(mutations, response.results) {
-                let value: JSONObject? = result.status == .applied ? (result.value ?? mutation.value) : result.value
+                let value: JSONRecord? =
+                    result.status == .applied && result.value == nil
+                    ? mutation.record : result.value.map(JSONRecord.init)
                 if result.status == .applied { report.pushed += 1 } else { report.pulled += 1 }
-                var state = ServerState(id: mutation.id, version: result.version, value: value.map(JSONRecord.init))
+                var state = ServerState(id: mutation.id, version: result.version, value: value)
                 state.answered = mutation.mutationID
                 // A conflict is measured against the base the mutation was made from, as a pulled change is.
                 if result.status == .applied {
-                    state.applied = .init(value: mutation.value, asSent: result.value == nil)
+                    state.applied = .init(record: mutation.record, asSent: result.value == nil)
                 }
                 if states[mutation.collection] == nil { order.append(mutation.collection) }
                 states[mutation.collection, default: []].append(state)
@@ -182,7 +184,7 @@ actor SyncEngine {
             }
             guard !collections.isEmpty else { return ([], 0) }
             let keys = Array(collections.keys)
-            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]?)] = []
+            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?)] = []
             // Records that need no push leave the pending list as they are looked at, so the next
             // look finds the ones after them: a real change behind many unchanged ones is pushed too.
             var looked = Self.batchSize
@@ -204,7 +206,8 @@ actor SyncEngine {
                     let localText: String? = row[2]
                     let baseVersion: Int64? = row[3]
                     let baseText: String? = row[4]
-                    let local = try localText.map { try JSONCoding.object(Data($0.utf8)) }
+                    // The store's own text, sent as it is; read only to compare it with a base.
+                    let local = localText.map(JSONRecord.init(unchecked:))
                     let base = baseVersion.map { version in
                         SyncSchema.Base(version: version, value: baseText.map(JSONRecord.init(unchecked:)))
                     }
@@ -224,7 +227,7 @@ actor SyncEngine {
             let mutations = try planned.enumerated().map { offset, plan in
                 let mutation = Mutation(
                     mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
-                    baseVersion: plan.baseVersion, value: plan.value, fields: plan.fields)
+                    baseVersion: plan.baseVersion, record: plan.value, fields: plan.fields)
                 let body = JSONWriter.text(of: mutation)
                 bytes += body.utf8.count
                 try insert.execute(arguments: [mutation.mutationID, plan.key, body])

@@ -189,6 +189,12 @@ enum SyncSchema {
         left.utf8.lexicographicallyPrecedes(right.utf8)
     }
 
+    /// The text the store holds for record `id` of `key`, `nil` when it has none.
+    static func storedText(_ db: Database, key: String, id: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT value FROM amber_records WHERE key = ? AND id = ?"), arguments: [key, id])
+    }
+
     /// Whether any record of `key` has a base.
     static func hasBases(_ db: Database, key: String) throws -> Bool {
         try Bool.fetchOne(

@@ -20,7 +20,8 @@ struct ServerState: Sendable {
     var applied: Sent? = nil
 
     struct Sent {
-        let value: JSONObject?
+        /// The record sent: the store's text when it was planned, `nil` for a deletion.
+        let record: JSONRecord?
         /// Whether the server stored what was sent as it was (not merged with other fields).
         let asSent: Bool
     }
@@ -30,14 +31,14 @@ struct ServerState: Sendable {
 enum MutationPlan {
     /// Nothing: the record equals what the server has.
     case none
-    case send(baseVersion: Int64?, value: JSONObject?, fields: [String]?)
+    case send(baseVersion: Int64?, value: JSONRecord?, fields: [String]?)
 }
 
 /// A store that a ``SyncClient`` syncs, with its value type erased.
 protocol SyncedCollection: Sendable {
     var key: String { get }
     /// What to push for a record, from its local JSON and the base it last agreed on.
-    func plan(local: JSONObject?, base: SyncSchema.Base?) -> MutationPlan
+    func plan(local: JSONRecord?, base: SyncSchema.Base?) -> MutationPlan
     /// Brings server states into the store as one transaction of origin `.sync`, with the sync
     /// tables updated in the same SQLite transaction.
     ///
@@ -84,15 +85,16 @@ where Value.ID: Sendable & Codable {
 
     // MARK: Pushing
 
-    func plan(local: JSONObject?, base: SyncSchema.Base?) -> MutationPlan {
+    func plan(local record: JSONRecord?, base: SyncSchema.Base?) -> MutationPlan {
         guard let base else {
-            return local.map { .send(baseVersion: nil, value: $0, fields: nil) } ?? .none
+            return record.map { .send(baseVersion: nil, value: $0, fields: nil) } ?? .none
         }
         guard let server = base.value else {
             // Deleted on the server: a local value comes back whole.
-            return local.map { .send(baseVersion: base.version, value: $0, fields: nil) } ?? .none
+            return record.map { .send(baseVersion: base.version, value: $0, fields: nil) } ?? .none
         }
-        guard let local else { return .send(baseVersion: base.version, value: nil, fields: nil) }
+        guard let record else { return .send(baseVersion: base.version, value: nil, fields: nil) }
+        let local = record.object
         let fields: [String]
         if let agreed = localized(server) {
             fields = JSONCoding.changedKeys(from: agreed, to: local)
@@ -102,7 +104,7 @@ where Value.ID: Sendable & Codable {
             let server = server.object
             fields = local.keys.filter { server[$0] != local[$0] }.sorted()
         }
-        return fields.isEmpty ? .none : .send(baseVersion: base.version, value: local, fields: fields)
+        return fields.isEmpty ? .none : .send(baseVersion: base.version, value: record, fields: fields)
     }
 
     // MARK: Applying
@@ -139,8 +141,8 @@ where Value.ID: Sendable & Codable {
                     state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
                     forKey: state.id)
                 if let applied = state.applied, applied.asSent,
-                    let identity = store.identity(ofRecord: state.id),
-                    try transaction[id: identity].map(encode) == applied.value
+                    try SyncSchema.storedText(db, key: key, id: state.id) == applied.record?.text
+                        || isUnchanged(applied.record, id: state.id, in: transaction)
                 {
                     // The server stored what was sent, and it is still the local value: the store
                     // has it already.
@@ -155,7 +157,7 @@ where Value.ID: Sendable & Codable {
                 let mineObject = try mine.map(encode)
                 // What the local value is measured against: what this client sent, or the base.
                 let agreed: JSONObject? =
-                    if let applied = state.applied { applied.value } else { base?.value.flatMap(localized) }
+                    if let applied = state.applied { applied.record?.object } else { base?.value.flatMap(localized) }
                 // The server's value as this model writes it, encoded once when needed.
                 var theirsObject: JSONObject??
                 func theirsLocalized() -> JSONObject? {
@@ -204,6 +206,12 @@ where Value.ID: Sendable & Codable {
             }
             return conflicts
         }
+    }
+
+    /// Whether the local value of record `id` is still `sent` (`nil`: absent), as this model writes it.
+    private func isUnchanged(_ sent: JSONRecord?, id: String, in transaction: StoreTransaction<Value>) throws -> Bool {
+        guard let identity = store.identity(ofRecord: id) else { return false }
+        return try transaction[id: identity].map(encode) == sent?.object
     }
 
     /// Keys both sides changed from `base` to different values; every differing key without a base.
