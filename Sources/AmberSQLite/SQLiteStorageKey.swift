@@ -89,7 +89,7 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
             let delete = try db.cachedStatement(sql: "DELETE FROM amber_records WHERE key = ? AND id = ?")
             let tombstone = try db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO amber_deletions (key, id, sequence) VALUES (?, ?, ?)")
-            for id in batch.deletions {
+            for id in batch.deletions.sorted(by: Self.byteOrder) {
                 try delete.execute(arguments: [key, id])
                 try tombstone.execute(arguments: [key, id, sequence])
             }
@@ -105,14 +105,29 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
                     INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
                     """)
+            // Positions in the order the records were added; written in the order of their ids,
+            // which is the table's: a large batch of random ids then fills each B-tree page in
+            // one go instead of coming back to it, which writes each page once even when the
+            // page cache cannot hold them all.
+            var positioned: [(record: StoredRecord, position: Int64)] = []
+            positioned.reserveCapacity(batch.upserts.count)
             for record in batch.upserts {
                 position += 1
+                positioned.append((record, position))
+            }
+            positioned.sort { Self.byteOrder($0.record.id, $1.record.id) }
+            for (record, position) in positioned {
                 try upsert.execute(arguments: [
                     key, record.id, position, sequence, String(decoding: record.data, as: UTF8.self),
                 ])
             }
         }
         if sequence % SQLiteStorage.deletionPruningInterval == 0 { try pruneDeletions(before: sequence, db) }
+    }
+
+    /// SQLite's order of text (its bytes), which is not `String`'s.
+    static func byteOrder(_ left: String, _ right: String) -> Bool {
+        left.utf8.lexicographicallyPrecedes(right.utf8)
     }
 
     /// Forgets deletion rows older than the horizon, and records the horizon: a store that last

@@ -24,6 +24,8 @@ actor SyncEngine {
 
     /// Mutations per push.
     static let batchSize = 500
+    /// Most pulled records applied in one SQLite transaction (tests make it smaller).
+    var recordsPerTransaction = 10_000
     /// Push rounds per sync beyond those the pending records need: a merge makes a record
     /// pending again, to be pushed in the next round.
     static let pushRounds = 4
@@ -140,13 +142,15 @@ actor SyncEngine {
             var states: [String: [ServerState]] = [:]
             var order: [String] = []
             for (mutation, result) in zip(mutations, response.results) {
-                let value: JSONObject? = result.status == .applied ? (result.value ?? mutation.value) : result.value
+                let value: JSONRecord? =
+                    result.status == .applied && result.value == nil
+                    ? mutation.record : result.value.map(JSONRecord.init)
                 if result.status == .applied { report.pushed += 1 } else { report.pulled += 1 }
-                var state = ServerState(id: mutation.id, version: result.version, value: value.map(JSONRecord.init))
+                var state = ServerState(id: mutation.id, version: result.version, value: value)
                 state.answered = mutation.mutationID
                 // A conflict is measured against the base the mutation was made from, as a pulled change is.
                 if result.status == .applied {
-                    state.applied = .init(value: mutation.value, asSent: result.value == nil)
+                    state.applied = .init(record: mutation.record, asSent: result.value == nil)
                 }
                 if states[mutation.collection] == nil { order.append(mutation.collection) }
                 states[mutation.collection, default: []].append(state)
@@ -187,7 +191,7 @@ actor SyncEngine {
             }
             guard !collections.isEmpty else { return ([], 0) }
             let keys = Array(collections.keys)
-            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONObject?, fields: [String]?)] = []
+            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?)] = []
             // Records that need no push leave the pending list as they are looked at, so the next
             // look finds the ones after them: a real change behind many unchanged ones is pushed too.
             var looked = Self.batchSize
@@ -209,7 +213,8 @@ actor SyncEngine {
                     let localText: String? = row[2]
                     let baseVersion: Int64? = row[3]
                     let baseText: String? = row[4]
-                    let local = try localText.map { try JSONCoding.object(Data($0.utf8)) }
+                    // The store's own text, sent as it is; read only to compare it with a base.
+                    let local = localText.map(JSONRecord.init(unchecked:))
                     let base = baseVersion.map { version in
                         SyncSchema.Base(version: version, value: baseText.map(JSONRecord.init(unchecked:)))
                     }
@@ -229,7 +234,7 @@ actor SyncEngine {
             let mutations = try planned.enumerated().map { offset, plan in
                 let mutation = Mutation(
                     mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
-                    baseVersion: plan.baseVersion, value: plan.value, fields: plan.fields)
+                    baseVersion: plan.baseVersion, record: plan.value, fields: plan.fields)
                 let body = JSONWriter.text(of: mutation)
                 bytes += body.utf8.count
                 try insert.execute(arguments: [mutation.mutationID, plan.key, body])
@@ -284,7 +289,11 @@ actor SyncEngine {
     /// Pulls pages from `start` until caught up, applying them; collects the ids listed in `seen`.
     ///
     /// The next page is on its way while a page is applied: the server reads and sends it while
-    /// this client writes, and at most two pages are in memory.
+    /// this client writes. Pages are applied together, ``recordsPerTransaction`` records or a
+    /// sixth of the records a pull from 0 lists, whichever is more, in one SQLite transaction
+    /// with the cursor after them: a transaction rewrites every B-tree page its records land
+    /// on, and records with random ids land on a new page each, so fewer, larger transactions
+    /// write each page fewer times. Progress is reported per page received.
     private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?)
         async throws(SyncError)
     {
@@ -293,6 +302,7 @@ actor SyncEngine {
         var next = fetch(cursor: cursor, tag: tag)
         defer { next.cancel() }
         var done = SyncProgress(phase: .pulling, completed: 0, total: nil, bytes: 0)
+        var held = HeldPages()
         while true {
             let answer = try await next.value.get()
             try check(databaseID: answer.databaseID)
@@ -311,27 +321,47 @@ actor SyncEngine {
             }
             if more { next = fetch(cursor: cursor, tag: tag) }
             for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
-            var states: [String: [ServerState]] = [:]
-            var order: [String] = []
-            for change in page.changes {
-                if states[change.collection] == nil { order.append(change.collection) }
-                states[change.collection, default: []].append(
-                    ServerState(id: change.id, version: change.version, value: change.record))
-            }
-            let known = collections.withLock { $0 }
-            for key in order where known[key] != nil {
-                report.pulled += states[key]?.count ?? 0
-                report.merged += try apply(states[key] ?? [], to: key)
-            }
+            held.add(page.changes)
             try attachments?.noteWanted(in: page.changes)
-            // A collection no store was added for is skipped: adding its store later pulls from 0.
-            try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
             done.completed += page.changes.count
             done.bytes += page.changes.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
             if let total = done.total, done.completed > total { done.total = done.completed }
             progress(done)
+            // A large first sync applies a sixth of the account at a time: the rewrites of
+            // B-tree pages then stay a few per page however large the account.
+            let transactionSize = max(recordsPerTransaction, (done.total ?? 0) / 6)
+            guard held.count >= transactionSize || !more else { continue }
+            let known = collections.withLock { $0 }
+            // A collection no store was added for is skipped: adding its store later pulls from 0.
+            for key in held.order where known[key] != nil {
+                report.pulled += held.states[key]?.count ?? 0
+                report.merged += try apply(held.states[key] ?? [], to: key)
+            }
+            try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
+            held = HeldPages()
             guard more else { return }
         }
+    }
+
+    /// Records pulled and not yet applied, by collection in the order they came.
+    private struct HeldPages {
+        var states: [String: [ServerState]] = [:]
+        var order: [String] = []
+        var count = 0
+
+        mutating func add(_ changes: [RecordChange]) {
+            for change in changes {
+                if states[change.collection] == nil { order.append(change.collection) }
+                states[change.collection, default: []].append(
+                    ServerState(id: change.id, version: change.version, value: change.record))
+            }
+            count += changes.count
+        }
+    }
+
+    /// Sets ``recordsPerTransaction``.
+    func apply(recordsPerTransaction count: Int) {
+        recordsPerTransaction = count
     }
 
     /// Starts pulling the page after `cursor`.

@@ -68,7 +68,8 @@ public struct SyncProgress: Sendable, Equatable {
 
     /// What the sync is doing.
     public var phase: Phase
-    /// Records pushed or pulled so far in this phase.
+    /// Records pushed (and answered) or pulled (received and checked) so far in this phase.
+    /// Pulled records are applied to the stores in batches, the last when the pull ends.
     public var completed: Int
     /// Records this phase has in all, when known: the pending records for a push, the server's
     /// count for a pull from the beginning (a first sync, or one after a reset). `nil` for a pull

@@ -172,6 +172,36 @@ enum SyncSchema {
         return Base(version: row[0], value: text.map(JSONRecord.init(unchecked:)))
     }
 
+    /// Writes bases (`nil`: none) in the order of their ids, which is the table's: a large
+    /// batch of random ids then fills each B-tree page in one go instead of coming back to it.
+    static func writeBases(_ db: Database, key: String, _ bases: [String: Base?]) throws {
+        for (id, base) in bases.sorted(by: { byteOrder($0.key, $1.key) }) {
+            if let base {
+                try setBase(db, key: key, id: id, version: base.version, value: base.value)
+            } else {
+                try deleteBase(db, key: key, id: id)
+            }
+        }
+    }
+
+    /// SQLite's order of text (its bytes), which is not `String`'s.
+    static func byteOrder(_ left: String, _ right: String) -> Bool {
+        left.utf8.lexicographicallyPrecedes(right.utf8)
+    }
+
+    /// The text the store holds for record `id` of `key`, `nil` when it has none.
+    static func storedText(_ db: Database, key: String, id: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT value FROM amber_records WHERE key = ? AND id = ?"), arguments: [key, id])
+    }
+
+    /// Whether any record of `key` has a base.
+    static func hasBases(_ db: Database, key: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM amber_sync_base WHERE key = ?)"), arguments: [key]
+        ) ?? false
+    }
+
     static func deleteBase(_ db: Database, key: String, id: String) throws {
         try db.cachedStatement(sql: "DELETE FROM amber_sync_base WHERE key = ? AND id = ?").execute(arguments: [
             key, id,

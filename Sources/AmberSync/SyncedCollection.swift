@@ -20,7 +20,8 @@ struct ServerState: Sendable {
     var applied: Sent? = nil
 
     struct Sent {
-        let value: JSONObject?
+        /// The record sent: the store's text when it was planned, `nil` for a deletion.
+        let record: JSONRecord?
         /// Whether the server stored what was sent as it was (not merged with other fields).
         let asSent: Bool
     }
@@ -30,14 +31,14 @@ struct ServerState: Sendable {
 enum MutationPlan {
     /// Nothing: the record equals what the server has.
     case none
-    case send(baseVersion: Int64?, value: JSONObject?, fields: [String]?)
+    case send(baseVersion: Int64?, value: JSONRecord?, fields: [String]?)
 }
 
 /// A store that a ``SyncClient`` syncs, with its value type erased.
 protocol SyncedCollection: Sendable {
     var key: String { get }
     /// What to push for a record, from its local JSON and the base it last agreed on.
-    func plan(local: JSONObject?, base: SyncSchema.Base?) -> MutationPlan
+    func plan(local: JSONRecord?, base: SyncSchema.Base?) -> MutationPlan
     /// Brings server states into the store as one transaction of origin `.sync`, with the sync
     /// tables updated in the same SQLite transaction.
     ///
@@ -84,15 +85,16 @@ where Value.ID: Sendable & Codable {
 
     // MARK: Pushing
 
-    func plan(local: JSONObject?, base: SyncSchema.Base?) -> MutationPlan {
+    func plan(local record: JSONRecord?, base: SyncSchema.Base?) -> MutationPlan {
         guard let base else {
-            return local.map { .send(baseVersion: nil, value: $0, fields: nil) } ?? .none
+            return record.map { .send(baseVersion: nil, value: $0, fields: nil) } ?? .none
         }
         guard let server = base.value else {
             // Deleted on the server: a local value comes back whole.
-            return local.map { .send(baseVersion: base.version, value: $0, fields: nil) } ?? .none
+            return record.map { .send(baseVersion: base.version, value: $0, fields: nil) } ?? .none
         }
-        guard let local else { return .send(baseVersion: base.version, value: nil, fields: nil) }
+        guard let record else { return .send(baseVersion: base.version, value: nil, fields: nil) }
+        let local = record.object
         let fields: [String]
         if let agreed = localized(server) {
             fields = JSONCoding.changedKeys(from: agreed, to: local)
@@ -102,7 +104,7 @@ where Value.ID: Sendable & Codable {
             let server = server.object
             fields = local.keys.filter { server[$0] != local[$0] }.sorted()
         }
-        return fields.isEmpty ? .none : .send(baseVersion: base.version, value: local, fields: fields)
+        return fields.isEmpty ? .none : .send(baseVersion: base.version, value: record, fields: fields)
     }
 
     // MARK: Applying
@@ -115,26 +117,32 @@ where Value.ID: Sendable & Codable {
             let db = context.database
             var conflicts: [SyncConflict] = []
             var marks: [(id: String, pending: Bool)] = []
+            // A first sync has no bases yet: no look-up per record then.
+            let hasBases = try SyncSchema.hasBases(db, key: key)
+            // New bases, written at the end in the order of their ids (see `writeBases`); the
+            // last for a record listed twice.
+            var bases: [String: SyncSchema.Base?] = [:]
             for state in states {
                 if let mutationID = state.answered {
                     try SyncSchema.deleteOutbox(db, mutationID: mutationID)
                 }
-                let base = try SyncSchema.base(db, key: key, id: state.id)
+                let base =
+                    if let written = bases[state.id] { written } else if hasBases {
+                        try SyncSchema.base(db, key: key, id: state.id)
+                    } else { SyncSchema.Base?.none }
                 if let base, state.version > 0, base.version >= state.version { continue }
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
                 // on: the client's copy is the newer one and goes back to the server.
                 let serverWentBack =
                     base.map { $0.version < 0 && state.version > 0 && state.version < -$0.version } ?? false
-                if state.version > 0 {
-                    try SyncSchema.setBase(db, key: key, id: state.id, version: state.version, value: state.value)
-                } else {
-                    // Unknown to the server: a local value goes back as a new record.
-                    try SyncSchema.deleteBase(db, key: key, id: state.id)
-                }
+                // Unknown to the server (version 0): a local value goes back as a new record.
+                bases.updateValue(
+                    state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
+                    forKey: state.id)
                 if let applied = state.applied, applied.asSent,
-                    let identity = store.identity(ofRecord: state.id),
-                    try transaction[id: identity].map(encode) == applied.value
+                    try SyncSchema.storedText(db, key: key, id: state.id) == applied.record?.text
+                        || isUnchanged(applied.record, id: state.id, in: transaction)
                 {
                     // The server stored what was sent, and it is still the local value: the store
                     // has it already.
@@ -149,7 +157,7 @@ where Value.ID: Sendable & Codable {
                 let mineObject = try mine.map(encode)
                 // What the local value is measured against: what this client sent, or the base.
                 let agreed: JSONObject? =
-                    if let applied = state.applied { applied.value } else { base?.value.flatMap(localized) }
+                    if let applied = state.applied { applied.record?.object } else { base?.value.flatMap(localized) }
                 // The server's value as this model writes it, encoded once when needed.
                 var theirsObject: JSONObject??
                 func theirsLocalized() -> JSONObject? {
@@ -158,36 +166,29 @@ where Value.ID: Sendable & Codable {
                     theirsObject = .some(object)
                     return object
                 }
-                var result: Value? = theirs
+                var result: Value?
                 // Taking the server's value leaves nothing to push; only a merge or a kept local
                 // change may differ from it.
-                var keptTheirs = true
-                if serverWentBack {
+                var keptTheirs = false
+                switch RecordMerge.decide(
+                    agreed: agreed, mine: mineObject, theirs: theirsLocalized, serverWentBack: serverWentBack)
+                {
+                case .takeTheirs:
+                    result = theirs
+                    keptTheirs = true
+                case .keepMine:
                     result = mine
-                    keptTheirs = false
-                } else if mineObject != agreed {
-                    switch (mine, theirs) {
-                    case (let mine?, let theirs?):
-                        let merged = resolve(agreed.flatMap { decode(JSONRecord($0)) }, mine, theirs)
-                        result = merged.value
-                        keptTheirs = false
-                        let fields =
-                            merged.conflicts
-                            ?? Self.conflictingKeys(
-                                base: agreed, mine: mineObject ?? [:], theirs: theirsLocalized() ?? [:])
-                        if !fields.isEmpty {
-                            conflicts.append(SyncConflict(collection: key, id: state.id, fields: fields))
-                        }
-                    case (let mine?, nil):
-                        result = mine  // edited here, deleted there: the edit wins
-                        keptTheirs = false
-                    case (nil, _):
-                        // Deleted here: it stands unless the server changed the record since, in
-                        // which case that edit wins.
-                        if theirsLocalized() == agreed {
-                            result = nil
-                            keptTheirs = theirs == nil
-                        }
+                case .keepDeletion:
+                    result = nil
+                case .merge:
+                    guard let mine, let theirs else { continue }  // `merge` has both
+                    let merged = resolve(agreed.flatMap { decode(JSONRecord($0)) }, mine, theirs)
+                    result = merged.value
+                    let fields =
+                        merged.conflicts
+                        ?? Self.conflictingKeys(base: agreed, mine: mineObject ?? [:], theirs: theirsLocalized() ?? [:])
+                    if !fields.isEmpty {
+                        conflicts.append(SyncConflict(collection: key, id: state.id, fields: fields))
                     }
                 }
                 switch result {
@@ -197,11 +198,20 @@ where Value.ID: Sendable & Codable {
                 let pending = keptTheirs ? false : try result.map(encode) != theirsLocalized()
                 marks.append((state.id, pending))
             }
+            try SyncSchema.writeBases(db, key: key, bases)
             context.afterRecordsWritten { [key] db in
-                for mark in marks { try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending) }
+                for mark in marks.sorted(by: { SyncSchema.byteOrder($0.id, $1.id) }) {
+                    try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending)
+                }
             }
             return conflicts
         }
+    }
+
+    /// Whether the local value of record `id` is still `sent` (`nil`: absent), as this model writes it.
+    private func isUnchanged(_ sent: JSONRecord?, id: String, in transaction: StoreTransaction<Value>) throws -> Bool {
+        guard let identity = store.identity(ofRecord: id) else { return false }
+        return try transaction[id: identity].map(encode) == sent?.object
     }
 
     /// Keys both sides changed from `base` to different values; every differing key without a base.

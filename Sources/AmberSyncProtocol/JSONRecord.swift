@@ -10,16 +10,20 @@
 public struct JSONRecord: Sendable, Equatable, CustomStringConvertible {
     /// The object's JSON text.
     public let text: String
+    /// The object, when the record was made from it: ``object`` then reads nothing.
+    private let read: JSONObject?
 
     /// The record of `object`, written with sorted keys.
     public init(_ object: JSONObject) {
         text = JSONWriter.text(of: object)
+        read = object
     }
 
     /// Text known to be one JSON object that the protocol's reading accepts: what this package
     /// wrote, or checked before storing.
     package init(unchecked text: String) {
         self.text = text
+        read = nil
     }
 
     /// Checks `bytes` as ``JSONReader`` would read them (one JSON object, strings of UTF-8, no
@@ -34,6 +38,7 @@ public struct JSONRecord: Sendable, Equatable, CustomStringConvertible {
         }
         try parser.checkValue()
         text = String(decoding: bytes, as: UTF8.self)
+        read = nil
     }
 
     /// The object, read exactly.
@@ -41,6 +46,7 @@ public struct JSONRecord: Sendable, Equatable, CustomStringConvertible {
     /// A record is checked when made, so reading it cannot fail; text that a server's database
     /// altered behind its back stops the process here rather than being read as another record.
     public var object: JSONObject {
+        if let read { return read }
         var text = text
         let read = text.withUTF8 { utf8 in
             Result { () throws(JSONWireError) in try JSONReader.value(from: UnsafeRawBufferPointer(utf8)) }

@@ -163,7 +163,7 @@ extension Mutation: JSONWireEncodable, JSONWireDecodable {
         writer.raw(#","mutationID":"#)
         writer.write(mutationID)
         writer.raw(#","value":"#)
-        writer.write(value)
+        writer.write(record)
         writer.raw("}")
     }
 

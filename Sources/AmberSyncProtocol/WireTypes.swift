@@ -166,21 +166,38 @@ public struct Mutation: Sendable, Equatable, Codable {
     public var id: String
     /// The server version the client last saw of this record, or `nil` when it never saw it.
     public var baseVersion: Int64?
-    /// The record's JSON object, or `nil` to delete it.
-    public var value: JSONObject?
+    /// The record as its JSON text, or `nil` to delete it: a client sends the text its store
+    /// wrote without reading it.
+    public var record: JSONRecord?
     /// The top-level keys this mutation changes; `nil` replaces the record whole.
     public var fields: [String]?
+
+    /// The record's JSON object, or `nil` to delete it.
+    public var value: JSONObject? {
+        get { record?.object }
+        set { record = newValue.map(JSONRecord.init) }
+    }
 
     /// Creates a value with these members.
     public init(
         mutationID: Int64, collection: String, id: String, baseVersion: Int64?, value: JSONObject?,
         fields: [String]? = nil
     ) {
+        self.init(
+            mutationID: mutationID, collection: collection, id: id, baseVersion: baseVersion,
+            record: value.map(JSONRecord.init), fields: fields)
+    }
+
+    /// Creates a value with these members, the record as its text.
+    public init(
+        mutationID: Int64, collection: String, id: String, baseVersion: Int64?, record: JSONRecord?,
+        fields: [String]? = nil
+    ) {
         self.mutationID = mutationID
         self.collection = collection
         self.id = id
         self.baseVersion = baseVersion
-        self.value = value
+        self.record = record
         self.fields = fields
     }
 
@@ -194,7 +211,7 @@ public struct Mutation: Sendable, Equatable, Codable {
         id = try container.decode(String.self, forKey: .id)
         // Present and null, or absent: both mean "never seen" / "delete"; a wrong type is an error.
         baseVersion = try container.decodeIfPresent(Int64.self, forKey: .baseVersion)
-        value = try container.decodeIfPresent(JSONObject.self, forKey: .value)
+        record = try container.decodeIfPresent(JSONObject.self, forKey: .value).map(JSONRecord.init)
         fields = try container.decodeIfPresent([String].self, forKey: .fields)
     }
 

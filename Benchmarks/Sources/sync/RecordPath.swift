@@ -28,11 +28,15 @@ enum FirstPush {
                     modified: sample.modified)
             })
         // The same JSON the client pushes: the store's records.
-        let rows = try storage.database.read { db in
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let file = try DatabaseQueue(path: path, configuration: readOnly)
+        let rows = try await file.read { db in
             try Row.fetchAll(db, sql: "SELECT id, value FROM amber_records WHERE key = 'notes'").map {
                 (row: Row) -> (String, String, String) in ("notes", row[0], row[1])
             }
         }
+        try file.close()
         let client = try SyncClient(storage: storage, server: URL(string: server.url)!, token: token)
         try client.add(notes)
 

@@ -66,7 +66,9 @@ final class AttachmentTransfers: Sendable {
     func upload(referencedBy mutations: [Mutation]) async throws(SyncError) {
         var wanted: [String: AttachmentReference] = [:]
         for mutation in mutations {
-            guard let value = mutation.value else { continue }
+            // Most records name no attachment: a look at the text spares reading them.
+            guard let record = mutation.record, AttachmentReference.mayOccur(in: record.text) else { continue }
+            let value = record.object
             let scanned: [JSONValue] =
                 mutation.fields.map { fields in fields.compactMap { value[$0] } } ?? [.object(value)]
             for part in scanned {

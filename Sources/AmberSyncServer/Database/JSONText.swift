@@ -11,6 +11,10 @@ package enum JSONText {
         if let wire = value as? any JSONWireEncodable {
             return JSONWriter.text(of: wire)
         }
+        // A record's field versions, written with every push.
+        if let versions = value as? [String: Int64] {
+            return JSONWriter.text(of: versions.mapValues(JSONValue.integer))
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
@@ -22,6 +26,15 @@ package enum JSONText {
             return try text.withUTF8 { bytes in
                 try wire.init(jsonBytes: bytes) as! Value  // the cast cannot fail: `wire` is `Value`
             }
+        }
+        if type == [String: Int64].self, case .object(let members)? = try? JSONReader.value(from: text.utf8) {
+            var versions: [String: Int64] = [:]
+            versions.reserveCapacity(members.count)
+            for (key, value) in members {
+                guard case .integer(let version) = value else { break }
+                versions[key] = version
+            }
+            if versions.count == members.count { return versions as! Value }  // `Value` is `[String: Int64]`
         }
         return try JSONDecoder().decode(type, from: Data(text.utf8))
     }

@@ -7,9 +7,17 @@ import Foundation
 public enum MutationFingerprint {
     /// The SHA-256 of the mutation's canonical JSON (sorted keys), in lowercase hex.
     public static func of(_ mutation: Mutation) -> String {
-        let text = (try? JSONText.encode(mutation)) ?? ""
-        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256.hash(data: JSONWriter.bytes(of: mutation))
+        var hex: [UInt8] = []
+        hex.reserveCapacity(SHA256.byteCount * 2)
+        for byte in digest {
+            hex.append(hexDigits[Int(byte >> 4)])
+            hex.append(hexDigits[Int(byte & 0xF)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Checks a mutation whose id was answered before against what was answered.
     ///

@@ -53,15 +53,14 @@ extension SQLiteSyncDatabase {
                     try Self.store(
                         record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
                 }
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO mutation_results (user_id, client_id, mutation_id, result, fingerprint)
                         VALUES (?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        user.id, clientID, mutation.mutationID, try JSONText.encode(outcome.result), fingerprint,
-                    ]
-                )
+                        """
+                ).execute(arguments: [
+                    user.id, clientID, mutation.mutationID, try JSONText.encode(outcome.result), fingerprint,
+                ])
                 results.append(outcome.result)
             }
             if version != startVersion {
@@ -77,11 +76,11 @@ extension SQLiteSyncDatabase {
     private static func record(in db: Database, userID: Int64, collection: String, id: String) throws -> ServerRecord? {
         guard
             let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT value, version, created_version, field_versions FROM records
-                    WHERE user_id = ? AND collection = ? AND id = ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT value, version, created_version, field_versions FROM records
+                        WHERE user_id = ? AND collection = ? AND id = ?
+                        """),
                 arguments: [userID, collection, id]
             )
         else { return nil }
@@ -97,7 +96,7 @@ extension SQLiteSyncDatabase {
     private static func store(
         _ record: ServerRecord, in db: Database, userID: Int64, collection: String, id: String, at time: TimeInterval
     ) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -107,11 +106,10 @@ extension SQLiteSyncDatabase {
                     value = excluded.value,
                     field_versions = excluded.field_versions,
                     changed_at = excluded.changed_at
-                """,
-            arguments: [
-                userID, collection, id, record.version, record.createdVersion,
-                try record.value.map(JSONText.encode), try JSONText.encode(record.fieldVersions), time,
-            ]
-        )
+                """
+        ).execute(arguments: [
+            userID, collection, id, record.version, record.createdVersion,
+            try record.value.map(JSONText.encode), try JSONText.encode(record.fieldVersions), time,
+        ])
     }
 }

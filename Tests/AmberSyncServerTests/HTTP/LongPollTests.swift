@@ -65,7 +65,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             _ = try await harness.push([Self.note], token: ann)
             let response = try await bobsWait
-            #expect(response == PullResponse(changes: [], cursor: 0, hasMore: false))
+            #expect(response == PullResponse(changes: [], cursor: 0, hasMore: false, total: 0))
             #expect(start.duration(to: clock.now) >= .milliseconds(1_900))
         }
     }

@@ -23,7 +23,7 @@ import Testing
                 pulled
                     == PullResponse(
                         changes: [RecordChange(collection: "notes", id: "n", version: 1, value: Self.note)], cursor: 1,
-                        hasMore: false))
+                        hasMore: false, total: 1))
         }
     }
 
