@@ -76,15 +76,20 @@ struct Sync: AsyncParsableCommand {
         }
         let display = ProgressDisplay(terminal: isatty(STDERR_FILENO) == 1)
         let events = client.events()
+        // Until the sync's last event, which comes after all its progress.
         let progress = Task {
             for await event in events {
-                if case .progress(let progress) = event { display.show(progress) }
+                switch event {
+                case .progress(let progress): display.show(progress)
+                case .synced, .failed, .offline: return display.finish()
+                case .syncing: continue
+                }
             }
         }
         defer { progress.cancel() }
         do {
             let report = try await client.sync()
-            display.finish()
+            await progress.value
             settings.lastSync = Date()
             try settings.save()
             var line = "synced: pushed \(report.pushed), pulled \(report.pulled)"
@@ -96,6 +101,7 @@ struct Sync: AsyncParsableCommand {
             }
             print(line)
         } catch let error as SyncError {
+            await progress.value
             throw NotesError("\(error.description) (\(client.pendingCount) local changes kept pending)")
         }
     }
@@ -177,13 +183,22 @@ private func short(_ id: String) -> String {
 }
 
 /// A long sync's progress on standard error: a bar redrawn in place on a terminal, a plain line
-/// at each tenth otherwise (a log, a pipe). A sync of one page shows nothing.
+/// at each tenth otherwise (a log, a pipe). A phase with one report (a sync of one page) shows
+/// nothing: the first report of a phase is drawn once a second one comes.
 final class ProgressDisplay: @unchecked Sendable {
-    // @unchecked: `state` is only touched while `lock` is held.
+    // @unchecked: `state` and `finished` are only touched while `lock` is held.
     private let lock = NSLock()
-    private var state = (phase: SyncProgress.Phase?.none, reports: 0, tenth: 0, drawn: false)
+    private var state = Phase()
     private var finished = false
     private let terminal: Bool
+
+    private struct Phase {
+        var phase: SyncProgress.Phase?
+        var first: SyncProgress?
+        var reports = 0
+        var tenth = 0
+        var drawn = false
+    }
 
     init(terminal: Bool) {
         self.terminal = terminal
@@ -195,17 +210,24 @@ final class ProgressDisplay: @unchecked Sendable {
         guard !finished else { return }
         if state.phase != progress.phase {
             if state.drawn { write("\n") }
-            state = (progress.phase, 0, 0, false)
+            state = Phase(phase: progress.phase)
         }
         state.reports += 1
-        // The first report of a phase may be its only one: wait for a second before drawing.
-        guard state.reports > 1 || (progress.fraction ?? 0) < 1 else { return }
-        let verb =
+        if state.reports == 1 {
+            state.first = progress
+            return
+        }
+        if state.reports == 2, let first = state.first { draw(first) }
+        draw(progress)
+    }
+
+    private func draw(_ progress: SyncProgress) {
+        let (verb, noun) =
             switch progress.phase {
-            case .pulling: "pulled"
-            case .pushing: "pushed"
-            case .uploadingAttachments: "uploaded attachments:"
-            case .downloadingAttachments: "fetched attachments:"
+            case .pulling: ("pulled", "records")
+            case .pushing: ("pushed", "records")
+            case .uploadingAttachments: ("uploaded", "attachments")
+            case .downloadingAttachments: ("fetched", "attachments")
             }
         let count = progress.total.map { "\(progress.completed) of \($0)" } ?? "\(progress.completed)"
         let megabytes = String(format: "%.1f MB", Double(progress.bytes) / 1_000_000)
@@ -213,17 +235,17 @@ final class ProgressDisplay: @unchecked Sendable {
             let width = 30
             let filled = Int((progress.fraction ?? 0) * Double(width))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            write("\r[\(bar)] \(verb) \(count) records, \(megabytes)")
+            write("\r[\(bar)] \(verb) \(count) \(noun), \(megabytes)")
             state.drawn = true
         } else {
             let tenth = Int((progress.fraction ?? 0) * 10)
             guard tenth > state.tenth || progress.total == nil else { return }
             state.tenth = tenth
-            write("\(verb) \(count) records, \(megabytes)\n")
+            write("\(verb) \(count) \(noun), \(megabytes)\n")
         }
     }
 
-    /// Ends the bar's line.
+    /// Ends the bar's line; later reports show nothing.
     func finish() {
         lock.lock()
         defer { lock.unlock() }

@@ -58,6 +58,46 @@ import Testing
         #expect(try day.run("list").output.contains("written on the train"))
     }
 
+    /// A long sync shows its progress on standard error: plain lines when it is not a terminal
+    /// (here a pipe), the answer line on standard output as ever.
+    @Test func aLongSyncPrintsItsProgressAsLines() async throws {
+        let added = try runToEnd(amberSync(["user", "add", "ann"]))
+        let token = try #require(added.output.split(separator: "\n").last.map(String.init))
+        let serve = amberSync(["serve", "--port", "0"])
+        let output = Pipe()
+        serve.standardOutput = output
+        try serve.run()
+        defer { if serve.isRunning { serve.terminate() } }
+        let lines = LinesReader(output.fileHandleForReading)
+        #expect(await lines.wait(within: 30) { $0.hasPrefix("listening on http://127.0.0.1:") })
+        let server = String(
+            try #require(lines.first { $0.hasPrefix("listening on ") }).dropFirst("listening on ".count))
+
+        let tag = UUID().uuidString
+        let notes = (0..<2_500).map { index in
+            #"{"id": "\#(UUID().uuidString)", "text": "note \#(index)", "tagIDs": ["\#(tag)"], "created": \#(780_000_000 + index), "modified": \#(780_000_000 + index)}"#
+        }
+        let archive = serverDirectory.appendingPathComponent("notes.json")
+        try Data(#"{"notes": [\#(notes.joined(separator: ","))], "tags": [{"id": "\#(tag)", "name": "bulk"}]}"#.utf8)
+            .write(to: archive)
+        #expect(try day.run("import", archive.path).status == 0)
+
+        let push = try day.run("sync", "--server", server, "--token", token)
+        #expect(push.status == 0, "\(push.error)")
+        #expect(push.output.contains("synced: pushed 2501"))
+        #expect(push.error.contains("pushed 500 of 2501 records"), "\(push.error)")
+        #expect(push.error.contains("pushed 2501 of 2501 records"))
+        #expect(!push.error.contains("\r"), "no bar redrawn in place off a terminal")
+        let pull = try night.run("sync", "--server", server, "--token", token)
+        #expect(pull.status == 0, "\(pull.error)")
+        #expect(pull.error.contains("pulled 1000 of 2501 records"), "\(pull.error)")
+        #expect(pull.error.contains("pulled 2501 of 2501 records"))
+        // A short sync prints nothing there.
+        try day.run("add", "one more")
+        let short = try day.run("sync")
+        #expect(short.status == 0 && short.error.isEmpty, "\(short.error)")
+    }
+
     @Test func syncWithoutAServerOrWithABadAddressIsAOneLineError() throws {
         for (arguments, message) in [
             (["sync"], "no sync server yet"),

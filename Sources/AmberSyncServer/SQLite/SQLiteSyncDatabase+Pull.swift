@@ -22,23 +22,24 @@ extension SQLiteSyncDatabase {
         let limit = min(max(limit, 1), SyncLimits.maximumPullLimit)
         return try await pool.read { db in
             let prunedVersion =
-                try Int64.fetchOne(db, sql: "SELECT pruned_version FROM users WHERE id = ?", arguments: [user.id]) ?? 0
+                try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT pruned_version FROM users WHERE id = ?"), arguments: [user.id]) ?? 0
             if cursor > 0, cursor < prunedVersion {
                 throw SyncServerError.cursorExpired(cursor: cursor, prunedThrough: prunedVersion)
             }
             let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT collection, id, version, value FROM records
-                    WHERE user_id = ? AND version > ? ORDER BY version LIMIT ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT collection, id, version, value FROM records
+                        WHERE user_id = ? AND version > ? ORDER BY version LIMIT ?
+                        """),
                 arguments: [user.id, cursor, limit + 1]
             )
             var changes: [RecordChange] = []
             var bytes = 0
             var hasMore = false
             while let row = try rows.next() {
-                let valueText: String? = row["value"]
+                let valueText: String? = row[3]
                 let size = valueText?.utf8.count ?? 0
                 guard changes.count < limit, changes.isEmpty || bytes + size <= maximumBytes else {
                     hasMore = true
@@ -47,9 +48,9 @@ extension SQLiteSyncDatabase {
                 bytes += size
                 changes.append(
                     RecordChange(
-                        collection: row["collection"],
-                        id: row["id"],
-                        version: row["version"],
+                        collection: row[0],
+                        id: row[1],
+                        version: row[2],
                         // The text as stored, checked when pushed: never read here.
                         record: valueText.map(JSONRecord.init(unchecked:))
                     ))
