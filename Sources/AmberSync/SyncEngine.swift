@@ -357,7 +357,9 @@ actor SyncEngine {
     }
 
     /// Starts pulling the page after `cursor`.
-    private func fetch(cursor: Int64, tag: String?) -> Task<Result<SyncTransport.Answer<PullResponse>, SyncError>, Never> {
+    private func fetch(cursor: Int64, tag: String?) -> Task<
+        Result<SyncTransport.Answer<PullResponse>, SyncError>, Never
+    > {
         let transport = transport
         return Task {
             do throws(SyncError) {
