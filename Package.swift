@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // Sign-in with the app's own JWTs: verification in the sync server only.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // gzip answers of the sync server.
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         // Documentation only: `swift package generate-documentation`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -93,6 +95,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         // The PostgreSQL backend of the sync server, for several server processes on one database.

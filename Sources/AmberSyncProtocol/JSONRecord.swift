@@ -233,7 +233,8 @@ extension JSONReader.Parser {
             } catch {
                 throw error.prefixed(path)
             }
-            return JSONRecord(unchecked: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+            return JSONRecord(
+                unchecked: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
         default:
             let found = try readValue()
             throw .field(path: path, problem: "must be a JSON object or null, not \(found.kindDescription)")

@@ -20,8 +20,9 @@ public enum Backend: String, Sendable, CustomTestStringConvertible {
 
     /// How soon a push through one server process must wake a pull waiting in another.
     ///
-    /// PostgreSQL notifies (the contract is one second); SQLite processes look for each other's
-    /// commits every 250 ms, which a loaded machine stretches, so they get more room.
+    /// PostgreSQL notifies (the contract is one second); SQLite processes hear of each other's
+    /// commits through file events on Linux (elsewhere they look every 250 ms), which a loaded
+    /// machine delays, so they get more room.
     public var crossProcessWakeLimit: Duration {
         switch self {
         case .sqlite: .seconds(5)

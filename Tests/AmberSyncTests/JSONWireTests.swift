@@ -156,7 +156,10 @@ import Testing
             (change + #""text"}"#, "`changes[0].value` must be a JSON object or null, not a string"),
             (change + #"[1]}"#, "`changes[0].value` must be a JSON object or null, not an array"),
             (change + #"{"s": "\ud800"}}"#, "lone surrogate"),
-            (#"{"collection": "c", "id": "i", "version": 1.5, "value": null}"#, "`changes[0].version` must be an integer"),
+            (
+                #"{"collection": "c", "id": "i", "version": 1.5, "value": null}"#,
+                "`changes[0].version` must be an integer"
+            ),
             (#"{"collection": "c", "version": 1, "value": {}}"#, "`changes[0].id` is missing"),
         ]
         for (change, phrase) in refused {

@@ -58,7 +58,9 @@ import Testing
             looked += 1
             return Self.editedThere
         }
-        #expect(RecordMerge.decide(agreed: Self.base, mine: Self.base, theirs: theirs, serverWentBack: false) == .takeTheirs)
+        #expect(
+            RecordMerge.decide(agreed: Self.base, mine: Self.base, theirs: theirs, serverWentBack: false) == .takeTheirs
+        )
         #expect(looked == 0)
         #expect(RecordMerge.decide(agreed: Self.base, mine: nil, theirs: theirs, serverWentBack: false) == .takeTheirs)
         #expect(looked == 1)

@@ -17,20 +17,24 @@ import Testing
         return process
     }
 
-    @Test func twoPhonesSyncARenameAndAnUnreachableServerKeepsTheChangePending() async throws {
+    /// Adds the user ann and starts `amber-sync serve` on a free port.
+    private func startServer() async throws -> (serve: Process, server: String, token: String) {
         let added = try runToEnd(amberSync(["user", "add", "ann"]))
         #expect(added.status == 0, "\(added.error)")
         let token = try #require(added.output.split(separator: "\n").last.map(String.init))
-
         let serve = amberSync(["serve", "--port", "0"])
         let output = Pipe()
         serve.standardOutput = output
         try serve.run()
-        defer { if serve.isRunning { serve.terminate() } }
         let lines = LinesReader(output.fileHandleForReading)
         #expect(await lines.wait(within: 30) { $0.hasPrefix("listening on http://127.0.0.1:") })
         let address = try #require(lines.first { $0.hasPrefix("listening on ") }).dropFirst("listening on ".count)
-        let server = String(address)
+        return (serve, String(address), token)
+    }
+
+    @Test func twoPhonesSyncARenameAndAnUnreachableServerKeepsTheChangePending() async throws {
+        let (serve, server, token) = try await startServer()
+        defer { if serve.isRunning { serve.terminate() } }
 
         try day.run("add", "ice cream is great", "--tag", "ice cream")
         let first = try day.run("sync", "--server", server, "--token", token)
@@ -61,17 +65,8 @@ import Testing
     /// A long sync shows its progress on standard error: plain lines when it is not a terminal
     /// (here a pipe), the answer line on standard output as ever.
     @Test func aLongSyncPrintsItsProgressAsLines() async throws {
-        let added = try runToEnd(amberSync(["user", "add", "ann"]))
-        let token = try #require(added.output.split(separator: "\n").last.map(String.init))
-        let serve = amberSync(["serve", "--port", "0"])
-        let output = Pipe()
-        serve.standardOutput = output
-        try serve.run()
+        let (serve, server, token) = try await startServer()
         defer { if serve.isRunning { serve.terminate() } }
-        let lines = LinesReader(output.fileHandleForReading)
-        #expect(await lines.wait(within: 30) { $0.hasPrefix("listening on http://127.0.0.1:") })
-        let server = String(
-            try #require(lines.first { $0.hasPrefix("listening on ") }).dropFirst("listening on ".count))
 
         let tag = UUID().uuidString
         let notes = (0..<2_500).map { index in

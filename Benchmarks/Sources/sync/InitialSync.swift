@@ -39,16 +39,7 @@ enum InitialSync {
         let server = try await ServerProcess.start(database: location)
         defer { server.stop() }
 
-        // Seed, in pushes of 1,000.
-        var bytes = 0
-        let encoder = JSONEncoder()
-        for first in stride(from: 0, to: records, by: 1_000) {
-            let mutations = (first..<min(first + 1_000, records)).map { index in
-                WireMutation.create(Int64(index + 1), id: UUID().uuidString, index: index)
-            }
-            for mutation in mutations { bytes += try encoder.encode(mutation.value).count }
-            _ = try await LoadClient.push(server.url, token: token, clientID: "seed", mutations: mutations)
-        }
+        let bytes = try await seed(records, to: server.url, token: token)
 
         // Baseline first: it also brings the server's file into the page cache for both.
         let selectSeconds = try await RawDatabase.selectAll(backend: backend, location: location, user: "ann")
@@ -111,6 +102,22 @@ enum Memory {
 
 func megabytes(_ bytes: Int) -> String {
     format(Double(bytes) / 1_048_576, 1)
+}
+
+/// Pushes `records` new records for the user of `token`, in pushes of 1,000.
+///
+/// - Returns: The bytes of JSON of their values.
+func seed(_ records: Int, to server: String, token: String) async throws -> Int {
+    var bytes = 0
+    let encoder = JSONEncoder()
+    for first in stride(from: 0, to: records, by: 1_000) {
+        let mutations = (first..<min(first + 1_000, records)).map { index in
+            WireMutation.create(Int64(index + 1), id: UUID().uuidString, index: index)
+        }
+        for mutation in mutations { bytes += try encoder.encode(mutation.value).count }
+        _ = try await LoadClient.push(server, token: token, clientID: "seed", mutations: mutations)
+    }
+    return bytes
 }
 
 /// The baselines written by hand: the same rows read and written with the database's own API.

@@ -120,12 +120,7 @@ enum PageRead {
         let database = try await Backend.open(location)
         let token = try await database.addUser(named: "ann")
         let server = try await ServerProcess.start(database: location)
-        for first in stride(from: 0, to: records, by: 1_000) {
-            let mutations = (first..<min(first + 1_000, records)).map { index in
-                WireMutation.create(Int64(index + 1), id: UUID().uuidString, index: index)
-            }
-            _ = try await LoadClient.push(server.url, token: token, clientID: "seed", mutations: mutations)
-        }
+        _ = try await seed(records, to: server.url, token: token)
         server.stop()
         guard let user = try await database.user(forToken: token) else { throw BenchmarkError("no user") }
         let pages = records / 1_000

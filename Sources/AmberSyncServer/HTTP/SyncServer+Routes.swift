@@ -4,12 +4,14 @@ import Hummingbird
 import ServiceLifecycle
 
 extension SyncServer {
-    /// The routes of protocol v1, its OpenAPI document and `/metrics`, behind the metrics and error
-    /// middleware; all but health, the document and metrics behind authentication.
+    /// The routes of protocol v1, its OpenAPI document and `/metrics`, behind the metrics,
+    /// compression and error middleware; all but health, the document and metrics behind
+    /// authentication.
     func makeRouter() -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         let allowedMethods = AllowedMethods()
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+        router.add(middleware: CompressionMiddleware())
         router.add(middleware: DatabaseIdentityMiddleware(database: database))
         router.add(
             middleware: ErrorMiddleware(
@@ -79,8 +81,9 @@ extension SyncServer {
     /// Bodies above this many bytes are decoded on ``decodingQueues``.
     static let largeBody = 64 * 1_024
 
-    /// Where large bodies are decoded: serial queues, each with a thread of its own. (A concurrent
-    /// queue would share its threads with the executor that runs every request.)
+    /// Where large bodies are decoded and large answers compressed: serial queues, each with a
+    /// thread of its own. (A concurrent queue would share its threads with the executor that runs
+    /// every request.)
     static let decodingQueues = (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { index in
         DispatchQueue(label: "amber-sync.decoding.\(index)")
     }

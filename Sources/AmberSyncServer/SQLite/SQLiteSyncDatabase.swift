@@ -8,8 +8,9 @@ import GRDB
 /// or a power loss. Each push is one transaction. Other processes may open the same file at the
 /// same time: `amber-sync user add` and `token revoke` take effect at once in a running server,
 /// which looks tokens up on every request, and several `amber-sync serve` processes can share
-/// one file: a push served by one wakes the pulls waiting in the others within
-/// ``externalCommitCheckInterval``.
+/// one file: a push served by one wakes the pulls waiting in the others. On Linux a server
+/// hears of another's commit as its writes reach the file (inotify on the file's folder),
+/// typically within a few milliseconds; elsewhere it looks every ``externalCommitCheckInterval``.
 ///
 /// ```swift
 /// let database = try SQLiteSyncDatabase(path: "amber-sync.sqlite")
@@ -32,7 +33,13 @@ public final class SQLiteSyncDatabase: SyncDatabase {
     /// - Throws: ``SyncServerError/schemaTooNew(path:found:supported:)`` when a newer server wrote
     ///   the file, ``SyncServerError/notASyncDatabase(path:reason:)`` when the file is something
     ///   else (both leave the file untouched), or a GRDB `DatabaseError` when SQLite fails.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try self.init(path: path, watchesFileEvents: true)
+    }
+
+    /// Opens the database at `path`; with `watchesFileEvents` false, other processes' commits are
+    /// looked for every ``externalCommitCheckInterval`` only, as on platforms without inotify.
+    package init(path: String, watchesFileEvents: Bool) throws {
         self.path = path
         // Look before opening for writing: opening switches the file to WAL mode, which writes to it.
         if FileManager.default.fileExists(atPath: path) {
@@ -46,13 +53,20 @@ public final class SQLiteSyncDatabase: SyncDatabase {
         pool = try DatabasePool(path: path, configuration: configuration)
         try pool.write { db in try Self.migrate(db, path: path) }
         externalCommits = try ExternalCommitWatcher(
-            path: path, notifier: changeNotifier, interval: Self.externalCommitCheckInterval
+            path: path, notifier: changeNotifier, fallbackInterval: Self.externalCommitCheckInterval,
+            fileEvents: watchesFileEvents
         )
     }
 
     /// How often the file is checked for pushes committed by other processes, so pulls waiting
-    /// here wake up for them too.
+    /// here wake up for them too, where file events do not tell when: on platforms other than
+    /// Linux, or when inotify is unavailable (its limits reached). With file events the file is
+    /// checked as it is written, and every second besides.
     public static let externalCommitCheckInterval = Duration.milliseconds(250)
+
+    /// Whether this process hears of other processes' commits through file events (inotify), rather
+    /// than by checking every ``externalCommitCheckInterval``.
+    package var watchesFileEvents: Bool { externalCommits.usesFileEvents }
 
     /// Brings the schema up to date; ``init(path:)`` already did, so this finds nothing to do
     /// unless another process changed the file since.
