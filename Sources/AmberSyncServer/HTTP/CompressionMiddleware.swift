@@ -26,7 +26,9 @@ struct CompressionMiddleware<Context: RequestContext>: RouterMiddleware {
         var response = try await next(request, context)
         guard request.method != .head, let length = response.body.contentLength, length >= minimumSize,
             response.status != .noContent, response.status != .notModified,
-            !response.headers.contains(.contentEncoding)
+            !response.headers.contains(.contentEncoding),
+            // Attachments offer byte ranges and stream: gzip would collect them and change what ranges count.
+            !response.headers.contains(.acceptRanges)
         else { return response }
         response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
         guard Self.acceptsGzip(request.headers[values: .acceptEncoding]) else { return response }

@@ -46,8 +46,10 @@ struct AttachmentTests {
             let head = try await harness.send(.head, path, token: token)
             #expect(head.status == .ok)
             #expect(head.headers[.contentLength] == String(bytes.count))
-            let get = try await harness.send(.get, path, token: token)
+            // Streamed as they are, even to a client that accepts gzip.
+            let get = try await harness.send(.get, path, token: token, headers: [.acceptEncoding: "gzip"])
             #expect(get.status == .ok)
+            #expect(get.headers[.contentEncoding] == nil)
             #expect(Array(get.body.readableBytesView) == bytes)
             // A resumed download: from a byte across a chunk boundary to the end.
             let from = 1_048_576 - 100
