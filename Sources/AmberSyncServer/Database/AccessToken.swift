@@ -17,14 +17,20 @@ public enum AccessToken {
 
     /// A new random token.
     ///
+    /// It never starts with `-`, which a command line would take for an option
+    /// (`notes sync --token $token`): such a draw is made again.
+    ///
     /// - Returns: 32 random bytes as unpadded base64url.
     public static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        while true {
+            let bytes = (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            let token = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            if !token.hasPrefix("-") { return token }
+        }
     }
 
     /// The form a database stores a token in: its SHA-256 digest as lowercase hex.

@@ -44,6 +44,16 @@ import Testing
         #expect(AccessToken.generate() != AccessToken.generate())
     }
 
+    /// A token is given on command lines (`notes sync --token $token`), where a leading `-` reads
+    /// as an option: one in 64 base64url tokens would start with it.
+    @Test func tokensAre43Base64URLCharactersNeverStartingWithADash() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        for _ in 0..<2_000 {
+            let token = AccessToken.generate()
+            #expect(token.count == 43 && token.allSatisfy(alphabet.contains) && !token.hasPrefix("-"), "\(token)")
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aPullFromBeforePrunedDeletionsIs410WithResetAndFrom0Succeeds(backend: Backend) async throws {
         try await withHarness(backend) { harness in
