@@ -392,13 +392,7 @@ actor SyncEngine {
     }
 
     private func database<R>(_ body: (Database) throws -> R) throws(SyncError) -> R {
-        do {
-            return try storage.database.write(body)
-        } catch let error as SyncError {
-            throw error
-        } catch {
-            throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)
-        }
+        try storage.syncWrite(body)
     }
 
     private func acquire() async {

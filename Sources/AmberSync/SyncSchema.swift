@@ -1,3 +1,4 @@
+import AmberSQLite
 import AmberSyncProtocol
 import Foundation
 import GRDB
@@ -249,5 +250,19 @@ enum JSONCoding {
     /// The top-level keys whose values differ between two objects, sorted.
     static func changedKeys(from old: JSONObject, to new: JSONObject) -> [String] {
         Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }.sorted()
+    }
+}
+
+extension SQLiteStorage {
+    /// A write to the storage's database for sync: a ``SyncError`` that `body` throws passes as
+    /// it is, any other error becomes one of kind `.storage` naming the file.
+    func syncWrite<R>(_ body: (Database) throws -> R) throws(SyncError) -> R {
+        do {
+            return try database.write(body)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.storage, "\(path): \(error)", underlyingError: error)
+        }
     }
 }
