@@ -26,21 +26,6 @@ public struct JSONRecord: Sendable, Equatable, CustomStringConvertible {
         read = nil
     }
 
-    /// Checks `bytes` as ``JSONReader`` would read them (one JSON object, strings of UTF-8, no
-    /// key twice, counting keys that differ only in Unicode normalization as one), without
-    /// building its tree.
-    package init(validating bytes: UnsafeRawBufferPointer) throws(JSONWireError) {
-        try JSONSyntax.validate(bytes)
-        var parser = JSONReader.Parser(bytes: bytes)
-        parser.skipWhitespace()
-        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else {
-            throw .field(path: [], problem: "must be a JSON object")
-        }
-        try parser.checkValue()
-        text = String(decoding: bytes, as: UTF8.self)
-        read = nil
-    }
-
     /// The object, read exactly.
     ///
     /// A record is checked when made, so reading it cannot fail; text that a server's database
