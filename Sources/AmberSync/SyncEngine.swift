@@ -369,7 +369,8 @@ actor SyncEngine {
         Result<SyncTransport.Answer<PullResponse>, SyncError>, Never
     > {
         let transport = transport
-        return Task {
+        // Detached: a task that inherited this actor could not start while the actor applies a page.
+        return Task.detached {
             do throws(SyncError) {
                 return .success(try await transport.pull(cursor: cursor, tag: tag))
             } catch {
