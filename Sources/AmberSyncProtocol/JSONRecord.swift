@@ -2,7 +2,7 @@
 /// database to the client's sync tables.
 ///
 /// The server hands the text it stored to the answer without reading it, and a client takes it
-/// from the answer as it is (after checking it as strictly as ``JSONReader`` does), so a record
+/// from the answer as it is (after checking it as strictly as a whole read of the answer), so a record
 /// is read into a tree of ``JSONValue``s only where a merge needs its fields: ``object``.
 ///
 /// Two records are equal when their objects are (`==` of ``JSONObject``); equal text is the

@@ -15,7 +15,7 @@ import Foundation
 /// content, named by its SHA-256.
 ///
 /// Adding writes a temporary file, flushes it to disk, and renames it into place before it
-/// returns the ``Attachment``: a crash leaves either the whole file or none, never part of one
+/// returns the `Attachment`: a crash leaves either the whole file or none, never part of one
 /// under its name. Adding the same bytes twice keeps one copy.
 ///
 /// ```swift
