@@ -326,7 +326,8 @@ actor SyncEngine {
             done.completed += page.changes.count
             done.bytes += page.changes.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
             if let total = done.total, done.completed > total { done.total = done.completed }
-            progress(done)
+            // A pull that finds nothing (most of live sync's) reports nothing.
+            if !page.changes.isEmpty { progress(done) }
             // A large first sync applies a sixth of the account at a time: the rewrites of
             // B-tree pages then stay a few per page however large the account.
             let transactionSize = max(recordsPerTransaction, (done.total ?? 0) / 6)

@@ -76,6 +76,10 @@ import Testing
         _ = try await night.client.sync()
         let more = await progress(nightEvents, 4)
         #expect(more.last?.completed == 1 && more.last?.total == nil)
+        // A sync that finds nothing reports no progress.
+        _ = try await night.client.sync()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await progress(nightEvents, 4).count == 4)
     }
 
     /// Seed 002: the day phone renames a tag and edits the note's text while the night phone has
