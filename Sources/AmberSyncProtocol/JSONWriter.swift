@@ -46,11 +46,15 @@ package struct JSONWriter {
         }
     }
 
-    /// Appends `object`, its keys sorted.
+    /// Appends `object`, its keys sorted by their UTF-8 bytes.
+    ///
+    /// Not by `String`'s `<`, which compares canonically equivalent text as equal: keys such as
+    /// `"e\u{301}"` and `"\u{e9}\u{7f}"` would then come out in either order, and equal objects
+    /// would not always be equal text.
     package mutating func write(_ object: [String: JSONValue]) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
             write(key)

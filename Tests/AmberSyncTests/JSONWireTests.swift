@@ -179,6 +179,30 @@ import Testing
         }
     }
 
+    /// Keys are written in the order of their UTF-8 bytes: `String`'s `<` takes canonically
+    /// equivalent prefixes as equal and could write the same object two ways.
+    @Test func keysAreWrittenInTheOrderOfTheirBytes() throws {
+        let keys = ["e\u{301}", "\u{e9}\u{7f}", "z", "a", "\u{e9}", "E"]
+        let written = Set(
+            (0..<20).map { round in
+                var object: JSONObject = [:]
+                for (offset, key) in keys.enumerated() where !(key == "\u{e9}" && round % 2 == 0) {
+                    object[key] = .integer(Int64(offset))
+                }
+                return Self.write(.object(object))
+            })
+        // Two objects (with and without "é", which Swift takes for "e\u{301}"), each always the same text.
+        #expect(written.count == 2)
+        for text in written {
+            let value = try Self.read(text)
+            #expect(Self.write(value) == text)
+            guard case .object(let members) = value else { continue }
+            let order = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let positions = order.map { text.range(of: "\"\($0)\"")!.lowerBound }
+            #expect(positions == positions.sorted())
+        }
+    }
+
     /// Any value written and read again is the same value, and writes the same text again.
     @Test func writingThenReadingGivesTheSameValue() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
