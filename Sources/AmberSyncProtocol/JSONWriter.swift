@@ -10,9 +10,10 @@ package struct JSONWriter {
         bytes.reserveCapacity(capacity)
     }
 
-    /// `value` as JSON text.
-    package static func bytes(of value: some JSONWireEncodable) -> [UInt8] {
-        var writer = JSONWriter()
+    /// `value` as JSON text, written into room for `capacity` bytes: a good guess spares the
+    /// copies of a growing buffer (two for a pull page of 8 MiB).
+    package static func bytes(of value: some JSONWireEncodable, capacity: Int = 256) -> [UInt8] {
+        var writer = JSONWriter(capacity: capacity)
         value.write(to: &writer)
         return writer.bytes
     }

@@ -21,6 +21,29 @@ import Testing
         }
     }
 
+    /// A server on a SQLite database made by `amber-sync user add ann`, as an operator makes one;
+    /// `body` gets the server, Ann's token, and a way to add more users the same way.
+    func withCommandLineServer(
+        arguments: [String] = [],
+        _ body: (ServeProcess, String, (String) async throws -> String) async throws -> Void
+    ) async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("sync.sqlite").path
+        @Sendable func addUser(_ name: String) async throws -> String {
+            let process = Process()
+            process.executableURL = builtExecutable(named: "amber-sync")
+            process.arguments = ["user", "add", name, "--database", database]
+            let result = try await runToEndOnItsOwnThread(process)
+            try #require(result.status == 0, "user add \(name): \(result.error)")
+            return try #require(result.output.split(separator: "\n").last.map(String.init))
+        }
+        let token = try await addUser("ann")
+        let server = try await ServeProcess(database: database, arguments: arguments)
+        defer { server.stop() }
+        try await body(server, token, addUser)
+    }
+
     @Test func httpErrorsAreAnsweredWithAnErrorBody() async throws {
         try await withServer { server, _, _ in
             let requests: [(String, [UInt8])] = [
@@ -158,7 +181,7 @@ import Testing
     }
 
     @Test func atTheDefaultsOneUserHoldsAtMostAHundredWaitingPulls() async throws {
-        try await withServer { server, token, test in
+        try await withCommandLineServer { server, token, addUser in
             var held: [RawConnection] = []
             for _ in 0..<SyncServerLimits().maximumWaitingPullsPerUser {
                 held.append(try await holdPull(on: server, token: token))
@@ -171,14 +194,14 @@ import Testing
             #expect(answer.headers["retry-after"] != nil)
             #expect(answer.errorSentence?.contains("100 pulls waiting") == true, "\(answer.errorSentence ?? "")")
             // Another user is still served.
-            let bob = try await test.database.addUser(named: "bob")
+            let bob = try await addUser("bob")
             #expect(try await httpRequest(server.url("/v1/pull"), token: bob).status == 200)
             withExtendedLifetime(held) {}
         }
     }
 
     @Test func atTheDefaultsAConnectionThatStopsMidRequestIsClosedWithinHalfAMinute() async throws {
-        try await withServer { server, token, _ in
+        try await withCommandLineServer { server, token, _ in
             let sends: [(String, String)] = [
                 ("half the headers", "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthor"),
                 (
@@ -317,7 +340,7 @@ import Testing
     }
 
     @Test func atTheDefaultsAPullPageHoldsAtMostOneLargestBodyOfRecords() async throws {
-        try await withServer { server, token, _ in
+        try await withCommandLineServer { server, token, _ in
             let text = String(repeating: "x", count: 3_500_000)
             for index in 1...3 {
                 try await push(id: "n\(index)", text: text, mutationID: Int64(index), to: server, token: token)
@@ -333,7 +356,7 @@ import Testing
     #if os(Linux)
         @Test func pullingFortyMiBOfRecordsKeepsTheServersMemoryBounded() async throws {
             // The report: with `--max-body` 1 MiB, 40 records of 1 MiB came back as one 40 MiB answer.
-            try await withServer(arguments: ["--max-body", "1048576"]) { server, token, _ in
+            try await withCommandLineServer(arguments: ["--max-body", "1048576"]) { server, token, _ in
                 let text = String(repeating: "x", count: 1_000_000)
                 for index in 1...40 {
                     try await push(id: "n\(index)", text: text, mutationID: Int64(index), to: server, token: token)
@@ -353,8 +376,8 @@ import Testing
     #endif
 
     @Test func largePushesDoNotHoldUpOtherUsers() async throws {
-        try await withServer { server, token, test in
-            let bob = try await test.database.addUser(named: "bob")
+        try await withCommandLineServer { server, token, addUser in
+            let bob = try await addUser("bob")
             // Two bodies just under the default largest body (8 MiB), of many small fields: what a
             // naive server takes seconds of CPU to decode.
             var value: JSONObject = [:]
