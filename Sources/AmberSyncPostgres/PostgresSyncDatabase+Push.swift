@@ -34,6 +34,12 @@ extension PostgresSyncDatabase {
         }
     }
 
+    /// How many transactions have applied pushes, and how many pushes they applied: their ratio is
+    /// how many pushes commit together.
+    package var pushTransactions: (transactions: Int, pushes: Int) {
+        waitingPushes.applied
+    }
+
     /// Applies waiting pushes, a batch at a time, until none wait.
     ///
     /// A batch waits for no lock: the pushes of a user whose counter row another transaction holds
@@ -61,13 +67,15 @@ extension PostgresSyncDatabase {
         [MutationResult], any Error
     >?] {
         let (logger, notifications) = (logger, notifications)
+        waitingPushes.count(transactionOf: batch.count)
         do {
             return try await transaction(
                 afterCommit: { connection, changedUsers in
                     if !changedUsers.isEmpty { await notifications.announce(userIDs: changedUsers, on: connection) }
                 },
                 { connection in
-                    try await Self.apply(batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
+                    try await Self.apply(
+                        batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
                 }
             )
         } catch {
@@ -390,9 +398,23 @@ final class WaitingPushes: Sendable {
     private struct State {
         var waiting: [Push] = []
         var applying = false
+        var applied = (transactions: 0, pushes: 0)
     }
 
     private let state = Protected(State())
+
+    /// How many transactions have applied pushes, and how many pushes they applied.
+    var applied: (transactions: Int, pushes: Int) {
+        state.withLock { $0.applied }
+    }
+
+    /// Counts a transaction that applies `pushes` pushes.
+    func count(transactionOf pushes: Int) {
+        state.withLock {
+            $0.applied.transactions += 1
+            $0.applied.pushes += pushes
+        }
+    }
 
     /// Queues `push`; returns whether the caller must start applying batches (none is being applied).
     func add(_ push: Push) -> Bool {
