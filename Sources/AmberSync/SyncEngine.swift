@@ -10,7 +10,8 @@ import GRDB
 /// that bring the server's records in.
 actor SyncEngine {
     let storage: SQLiteStorage
-    let transport: SyncTransport
+    /// The protocol's calls, over HTTP or another transport.
+    let api: SyncAPI
     /// This file's client id; a new one when the server finds another device using it.
     private(set) var clientID: String
     let collections: LockedValue<[String: any SyncedCollection]>
@@ -31,14 +32,14 @@ actor SyncEngine {
     static let pushRounds = 4
 
     init(
-        storage: SQLiteStorage, transport: SyncTransport, clientID: String,
+        storage: SQLiteStorage, api: SyncAPI, clientID: String,
         collections: LockedValue<[String: any SyncedCollection]>,
         progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
         attachments: AttachmentTransfers? = nil
     ) {
         self.attachments = attachments
         self.storage = storage
-        self.transport = transport
+        self.api = api
         self.clientID = clientID
         self.collections = collections
         self.progress = progress
@@ -100,7 +101,7 @@ actor SyncEngine {
     /// - Returns: Whether it has.
     func waitForServer(seconds: Int) async throws(SyncError) -> Bool {
         let (cursor, tag) = try database { (try SyncSchema.cursor($0), try SyncSchema.cursorTag($0)) }
-        let answer = try await transport.pull(cursor: cursor, tag: tag, limit: 1, wait: seconds)
+        let answer = try await api.pull(cursor: cursor, tag: tag, limit: 1, wait: seconds)
         try check(databaseID: answer.databaseID)
         return !answer.body.changes.isEmpty
     }
@@ -126,9 +127,9 @@ actor SyncEngine {
             guard !mutations.isEmpty else { return }
             // A record never reaches the server before the files it names.
             try await attachments?.upload(referencedBy: mutations)
-            let answer: SyncTransport.Answer<PushResponse>
+            let answer: SyncAPI.Answer<PushResponse>
             do {
-                answer = try await transport.push(PushRequest(clientID: clientID, mutations: mutations))
+                answer = try await api.push(PushRequest(clientID: clientID, mutations: mutations))
             } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
                 // Another device uses this client id (this file was copied): nothing was applied.
                 // Take a new id; the pending records are planned again under it.
@@ -367,13 +368,13 @@ actor SyncEngine {
 
     /// Starts pulling the page after `cursor`.
     private func fetch(cursor: Int64, tag: String?) -> Task<
-        Result<SyncTransport.Answer<PullResponse>, SyncError>, Never
+        Result<SyncAPI.Answer<PullResponse>, SyncError>, Never
     > {
-        let transport = transport
+        let api = api
         // Detached: a task that inherited this actor could not start while the actor applies a page.
         return Task.detached {
             do throws(SyncError) {
-                return .success(try await transport.pull(cursor: cursor, tag: tag))
+                return .success(try await api.pull(cursor: cursor, tag: tag))
             } catch {
                 return .failure(error)
             }
