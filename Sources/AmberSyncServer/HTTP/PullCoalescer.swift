@@ -19,7 +19,9 @@ final class PullCoalescer: Sendable {
 
     /// A pull's answer, encoded once for everyone who shares it.
     struct Answer: Sendable {
-        let response: PullResponse
+        /// Whether the answer lists no change. The records themselves are not kept: once
+        /// written into `body`, holding them too would double a page's memory.
+        let isEmpty: Bool
         let body: ByteBuffer
 
         /// The answer as a `200` response.
@@ -36,7 +38,8 @@ final class PullCoalescer: Sendable {
             if let flight = flights[key] { return (flight, false) }
             let flight = Task {
                 let response = try await read()
-                return Answer(response: response, body: ByteBuffer(bytes: JSONWriter.bytes(of: response)))
+                let bytes = JSONWriter.bytes(of: response, capacity: response.estimatedJSONByteCount)
+                return Answer(isEmpty: response.changes.isEmpty, body: ByteBuffer(bytes: bytes))
             }
             flights[key] = flight
             return (flight, true)

@@ -121,7 +121,7 @@ extension SyncServer {
             }
             try Self.checkExpiry(expiry, waited: waited, clock: clock)
             let remaining = clock.now.duration(to: deadline)
-            guard answer.response.changes.isEmpty, remaining > .zero else {
+            guard answer.isEmpty, remaining > .zero else {
                 if waited {
                     // The token may have been revoked while the pull waited.
                     try await checkToken(of: request, user: user)
