@@ -32,7 +32,7 @@ extension PostgresSyncDatabase {
             let versionRows = try await connection.query(
                 "SELECT version FROM amber_sync_users WHERE id = \(user.id) FOR UPDATE", logger: logger
             ).collect()
-            guard var version = try versionRows.first?.decode(Int64.self) else { throw SyncServerError.unauthorized }
+            guard let version = try versionRows.first?.decode(Int64.self) else { throw SyncServerError.unauthorized }
             let (stored, found, lastMutationID) = try await Self.read(
                 mutations, clientID: clientID, userID: user.id, connection: connection, logger: logger
             )
@@ -41,18 +41,17 @@ extension PostgresSyncDatabase {
             var newResults: [(mutationID: Int64, result: MutationResult, fingerprint: String)] = []
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
+            var resolution = PushResolution(clientID: clientID, version: version, lastMutationID: lastMutationID)
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                if let (result, storedFingerprint) = stored[mutation.mutationID] {
-                    try MutationFingerprint.check(
-                        storedFingerprint, against: fingerprint, of: mutation, clientID: clientID)
-                    results.append(result)
+                let key = RecordKey(collection: mutation.collection, id: mutation.id)
+                let step = try resolution.resolve(
+                    mutation, fingerprint: fingerprint, answered: stored[mutation.mutationID].map { ($0.0, $0.1) }
+                ) { records[key] }
+                guard case .decided(let outcome) = step else {
+                    if case .answeredBefore(let result) = step { results.append(result) }
                     continue
                 }
-                try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: clientID)
-                let key = RecordKey(collection: mutation.collection, id: mutation.id)
-                let outcome = MutationResolver.resolve(mutation, against: records[key], newVersion: version + 1)
                 if case .applied(let record, _) = outcome {
-                    version = record.version
                     records[key] = record
                     changed.insert(key)
                 }
@@ -60,7 +59,7 @@ extension PostgresSyncDatabase {
                 results.append(outcome.result)
             }
             try await Self.write(
-                records: changed.map { ($0, records[$0]!) }, results: newResults, version: version,
+                records: changed.map { ($0, records[$0]!) }, results: newResults, version: resolution.version,
                 historyTag: changed.isEmpty ? nil : tag,
                 forgettingResultsBelow: smallestID, clientID: clientID, userID: user.id,
                 connection: connection, logger: logger

@@ -19,10 +19,9 @@ extension SQLiteSyncDatabase {
         let tag = HistoryTag.random()
         return try await pool.write { db in
             guard
-                var version = try Int64.fetchOne(
+                let startVersion = try Int64.fetchOne(
                     db, sql: "SELECT version FROM amber_sync_users WHERE id = ?", arguments: [user.id])
             else { throw SyncServerError.unauthorized }
-            let startVersion = version
             // The last mutation id this client sent, to tell a retry from another device's mutation.
             let lastMutationID = try Int64.fetchOne(
                 db, sql: "SELECT MAX(mutation_id) FROM amber_sync_mutation_results WHERE user_id = ? AND client_id = ?",
@@ -37,19 +36,20 @@ extension SQLiteSyncDatabase {
                     SELECT result, fingerprint FROM amber_sync_mutation_results
                     WHERE user_id = ? AND client_id = ? AND mutation_id = ?
                     """)
+            var resolution = PushResolution(clientID: clientID, version: startVersion, lastMutationID: lastMutationID)
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                if let row = try Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID]) {
-                    try MutationFingerprint.check(row[1], against: fingerprint, of: mutation, clientID: clientID)
-                    results.append(try JSONText.decode(MutationResult.self, from: row[0]))
+                let answered = try Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID])
+                    .map { row in (try JSONText.decode(MutationResult.self, from: row[0]), row[1] as String?) }
+                let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answered) {
+                    try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
+                }
+                guard case .decided(let outcome) = step else {
+                    if case .answeredBefore(let result) = step { results.append(result) }
                     continue
                 }
-                try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: clientID)
-                let current = try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
-                let outcome = MutationResolver.resolve(mutation, against: current, newVersion: version + 1)
                 if case .applied(let record, _) = outcome {
-                    version = record.version
                     try Self.store(
                         record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
                 }
@@ -63,6 +63,7 @@ extension SQLiteSyncDatabase {
                 ])
                 results.append(outcome.result)
             }
+            let version = resolution.version
             if version != startVersion {
                 try db.execute(
                     sql: "UPDATE amber_sync_users SET version = ? WHERE id = ?", arguments: [version, user.id])
