@@ -141,14 +141,17 @@ let package = Package(
             name: "AmberTestSupport",
             path: "Tests/AmberTestSupport"
         ),
-        // The sync server's backends for tests: SQLite, and PostgreSQL on a throwaway cluster.
+        // The sync server's backends for tests: SQLite, and PostgreSQL on a throwaway cluster; the
+        // in-process transport that hands a client's requests to the server's router.
         .target(
             name: "AmberSyncTestSupport",
             dependencies: [
+                "AmberSync",
                 "AmberSyncServer",
                 "AmberSyncPostgres",
                 "AmberTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],

@@ -82,9 +82,28 @@ public final class SyncClient: Sendable {
     ///   - server: The server's address, such as `https://sync.example.com`.
     ///   - tokenProvider: Returns the bearer token to send; called off the main actor.
     /// - Throws: ``SyncError`` of kind ``SyncError/Kind/storage`` when the file cannot be prepared.
-    public init(
+    public convenience init(
         storage: SQLiteStorage, server: URL, tokenProvider: @escaping @Sendable () async throws -> String
     ) throws {
+        try self.init(storage: storage, transport: HTTPSyncTransport(server: server), tokenProvider: tokenProvider)
+    }
+
+    /// Creates a client that sends the protocol's requests through `transport`.
+    ///
+    /// Push and pull go through the transport, with the provider's bearer token as over HTTP;
+    /// attachments travel over HTTP to the transport's ``SyncTransport/server`` address.
+    ///
+    /// - Parameters:
+    ///   - storage: The file whose stores sync; its sync tables are created when absent.
+    ///   - transport: Carries requests to the server: ``HTTPSyncTransport``, or one in the
+    ///     server's process.
+    ///   - tokenProvider: Returns the bearer token to send; called off the main actor.
+    /// - Throws: ``SyncError`` of kind ``SyncError/Kind/storage`` when the file cannot be prepared.
+    package init(
+        storage: SQLiteStorage, transport: any SyncTransport,
+        tokenProvider: @escaping @Sendable () async throws -> String
+    ) throws {
+        let server = transport.server
         self.storage = storage
         self.server = server
         let clientID: String
@@ -108,7 +127,7 @@ public final class SyncClient: Sendable {
         }
         engine = SyncEngine(
             storage: storage,
-            transport: SyncTransport(server: server, tokens: tokens),
+            api: SyncAPI(transport: transport, tokens: tokens),
             clientID: clientID,
             collections: collections,
             progress: progress,

@@ -10,9 +10,12 @@ import GRDB
 /// that bring the server's records in.
 actor SyncEngine {
     let storage: SQLiteStorage
-    let transport: SyncTransport
+    /// The protocol's calls, over HTTP or another transport.
+    let api: SyncAPI
+    /// The mutations to push and the client id they go under.
+    private(set) var outbox: Outbox
     /// This file's client id; a new one when the server finds another device using it.
-    private(set) var clientID: String
+    var clientID: String { outbox.clientID }
     let collections: LockedValue<[String: any SyncedCollection]>
     /// Told how far a sync has got, after each page pulled and each batch pushed.
     let progress: @Sendable (SyncProgress) -> Void
@@ -22,8 +25,6 @@ actor SyncEngine {
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    /// Mutations per push.
-    static let batchSize = 500
     /// Most pulled records applied in one SQLite transaction (tests make it smaller).
     var recordsPerTransaction = 10_000
     /// Push rounds per sync beyond those the pending records need: a merge makes a record
@@ -31,15 +32,15 @@ actor SyncEngine {
     static let pushRounds = 4
 
     init(
-        storage: SQLiteStorage, transport: SyncTransport, clientID: String,
+        storage: SQLiteStorage, api: SyncAPI, clientID: String,
         collections: LockedValue<[String: any SyncedCollection]>,
         progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
         attachments: AttachmentTransfers? = nil
     ) {
         self.attachments = attachments
         self.storage = storage
-        self.transport = transport
-        self.clientID = clientID
+        self.api = api
+        self.outbox = Outbox(storage: storage, clientID: clientID)
         self.collections = collections
         self.progress = progress
     }
@@ -100,7 +101,7 @@ actor SyncEngine {
     /// - Returns: Whether it has.
     func waitForServer(seconds: Int) async throws(SyncError) -> Bool {
         let (cursor, tag) = try database { (try SyncSchema.cursor($0), try SyncSchema.cursorTag($0)) }
-        let answer = try await transport.pull(cursor: cursor, tag: tag, limit: 1, wait: seconds)
+        let answer = try await api.pull(cursor: cursor, tag: tag, limit: 1, wait: seconds)
         try check(databaseID: answer.databaseID)
         return !answer.body.changes.isEmpty
     }
@@ -116,131 +117,38 @@ actor SyncEngine {
     /// Pushes until nothing is pending: as many rounds as the pending records fill, and a few
     /// more for the records merges make pending again.
     private func push(into report: inout Tally) async throws(SyncError) {
-        let pending = try database { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_pending") ?? 0 }
-        var rounds = Self.pushRounds + (pending + Self.batchSize - 1) / Self.batchSize
+        let pending = try outbox.pendingCount()
+        var rounds = Self.pushRounds + (pending + outbox.batchSize - 1) / outbox.batchSize
         var renewedClientID = false
         var done = SyncProgress(phase: .pushing, completed: 0, total: pending, bytes: 0)
         while rounds > 0 {
             rounds -= 1
-            let (mutations, bytes) = try nextBatch()
-            guard !mutations.isEmpty else { return }
+            let batch = try outbox.nextBatch(for: collections.withLock { $0 })
+            guard !batch.isEmpty else { return }
             // A record never reaches the server before the files it names.
-            try await attachments?.upload(referencedBy: mutations)
-            let answer: SyncTransport.Answer<PushResponse>
+            try await attachments?.upload(referencedBy: batch.mutations)
+            let answer: SyncAPI.Answer<PushResponse>
             do {
-                answer = try await transport.push(PushRequest(clientID: clientID, mutations: mutations))
+                answer = try await api.push(PushRequest(clientID: clientID, mutations: batch.mutations))
             } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
                 // Another device uses this client id (this file was copied): nothing was applied.
                 // Take a new id; the pending records are planned again under it.
                 renewedClientID = true
-                clientID = try database { try SyncSchema.renewClientID($0) }
+                try outbox.renewClientID()
                 rounds += 1
                 continue
             }
             try check(databaseID: answer.databaseID)
-            let response = answer.body
-            var states: [String: [ServerState]] = [:]
-            var order: [String] = []
-            for (mutation, result) in zip(mutations, response.results) {
-                let value: JSONRecord? =
-                    result.status == .applied && result.value == nil
-                    ? mutation.record : result.value.map(JSONRecord.init)
-                if result.status == .applied { report.pushed += 1 } else { report.pulled += 1 }
-                var state = ServerState(id: mutation.id, version: result.version, value: value)
-                state.answered = mutation.mutationID
-                // A conflict is measured against the base the mutation was made from, as a pulled change is.
-                if result.status == .applied {
-                    state.applied = .init(record: mutation.record, asSent: result.value == nil)
-                }
-                if states[mutation.collection] == nil { order.append(mutation.collection) }
-                states[mutation.collection, default: []].append(state)
+            let answers = Outbox.answers(to: batch.mutations, results: answer.body.results)
+            report.pushed += answers.applied
+            report.pulled += answers.refused
+            for key in answers.order {
+                report.merged += try apply(answers.states[key] ?? [], to: key)
             }
-            for key in order {
-                report.merged += try apply(states[key] ?? [], to: key)
-            }
-            done.completed += mutations.count
+            done.completed += batch.mutations.count
             done.total = max(done.total ?? 0, done.completed)
-            done.bytes += bytes
+            done.bytes += batch.bytes
             progress(done)
-        }
-    }
-
-    /// The mutations to send: those sent before and not answered (a crash, a lost connection),
-    /// as they were, or else new ones for the records written since they last agreed; with the
-    /// size of their JSON.
-    private func nextBatch() throws(SyncError) -> (mutations: [Mutation], bytes: Int) {
-        let collections = collections.withLock { $0 }
-        return try database { db in
-            let unanswered = try Row.fetchAll(
-                db, sql: "SELECT collection, body FROM amber_sync_outbox ORDER BY mutation_id")
-            if !unanswered.isEmpty {
-                var bytes = 0
-                let mutations = try unanswered.map { row in
-                    let collection: String = row[0]
-                    guard collections[collection] != nil else {
-                        throw SyncError(
-                            .misuse,
-                            "changes of the store with key \(collection) were sent and not yet answered; add that store to the client before syncing"
-                        )
-                    }
-                    let body: String = row[1]
-                    bytes += body.utf8.count
-                    return try Mutation(jsonBytes: body.utf8)
-                }
-                return (mutations, bytes)
-            }
-            guard !collections.isEmpty else { return ([], 0) }
-            let keys = Array(collections.keys)
-            var planned: [(key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?)] = []
-            // Records that need no push leave the pending list as they are looked at, so the next
-            // look finds the ones after them: a real change behind many unchanged ones is pushed too.
-            var looked = Self.batchSize
-            while planned.isEmpty, looked == Self.batchSize {
-                let rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT p.key, p.id, r.value, b.version, b.value FROM amber_sync_pending p
-                        LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
-                        LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
-                        WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
-                        ORDER BY p.key LIMIT \(Self.batchSize)
-                        """,
-                    arguments: StatementArguments(keys))
-                looked = rows.count
-                for row in rows {
-                    let key: String = row[0]
-                    let id: String = row[1]
-                    let localText: String? = row[2]
-                    let baseVersion: Int64? = row[3]
-                    let baseText: String? = row[4]
-                    // The store's own text, sent as it is; read only to compare it with a base.
-                    let local = localText.map(JSONRecord.init(unchecked:))
-                    let base = baseVersion.map { version in
-                        SyncSchema.Base(version: version, value: baseText.map(JSONRecord.init(unchecked:)))
-                    }
-                    switch collections[key]?.plan(local: local, base: base) ?? .none {
-                    case .none:
-                        try SyncSchema.setPending(db, key: key, id: id, false)
-                    case .send(let baseVersion, let value, let fields):
-                        planned.append((key, id, baseVersion, value, fields))
-                    }
-                }
-            }
-            guard !planned.isEmpty else { return ([], 0) }
-            let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
-            let insert = try db.cachedStatement(
-                sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, ?, ?)")
-            var bytes = 0
-            let mutations = try planned.enumerated().map { offset, plan in
-                let mutation = Mutation(
-                    mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
-                    baseVersion: plan.baseVersion, record: plan.value, fields: plan.fields)
-                let body = JSONWriter.text(of: mutation)
-                bytes += body.utf8.count
-                try insert.execute(arguments: [mutation.mutationID, plan.key, body])
-                return mutation
-            }
-            return (mutations, bytes)
         }
     }
 
@@ -367,13 +275,13 @@ actor SyncEngine {
 
     /// Starts pulling the page after `cursor`.
     private func fetch(cursor: Int64, tag: String?) -> Task<
-        Result<SyncTransport.Answer<PullResponse>, SyncError>, Never
+        Result<SyncAPI.Answer<PullResponse>, SyncError>, Never
     > {
-        let transport = transport
+        let api = api
         // Detached: a task that inherited this actor could not start while the actor applies a page.
         return Task.detached {
             do throws(SyncError) {
-                return .success(try await transport.pull(cursor: cursor, tag: tag))
+                return .success(try await api.pull(cursor: cursor, tag: tag))
             } catch {
                 return .failure(error)
             }

@@ -224,12 +224,6 @@ enum SyncSchema {
                 .execute(arguments: [key, id])
         }
     }
-
-    static func deleteOutbox(_ db: Database, mutationID: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id = ?").execute(arguments: [
-            mutationID
-        ])
-    }
 }
 
 /// Records as JSON objects, the form they travel in, read and written exactly: a number keeps

@@ -1,154 +1,76 @@
-import AmberSyncProtocol
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
+/// Carries the wire protocol's requests to a server and brings back its answers.
+///
+/// ``SyncClient`` speaks the protocol (tokens, paths, bodies, the answers' meaning) and hands each
+/// request to a transport: ``HTTPSyncTransport`` sends it over the network; a transport that hands
+/// requests to a server's router in the same process lets tests sync without a socket.
+///
+/// A transport reports a request that never got an answer as a ``SyncError`` of kind
+/// ``SyncError/Kind/offline``, and returns every answer it got, whatever its status.
+package protocol SyncTransport: Sendable {
+    /// The server's address. Attachments travel over HTTP to it, whatever the transport.
+    var server: URL { get }
 
-/// The wire protocol over HTTP, with `URLSession`.
-struct SyncTransport: Sendable {
-    let server: URL
-    let tokens: SyncTokenSource
-    let session: URLSession
-
-    init(server: URL, tokens: SyncTokenSource) {
-        self.server = server
-        self.tokens = tokens
-        let configuration = URLSessionConfiguration.ephemeral
-        // Long enough for a long-poll pull (at most 60 s of waiting) on a slow network.
-        configuration.timeoutIntervalForRequest = 90
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
-    }
-
-    /// A `200` answer, with the database the server named in it.
-    struct Answer<Body: Sendable>: Sendable {
-        let body: Body
-        /// The `Amber-Database-ID` header, when the server sent one.
-        let databaseID: String?
-    }
-
-    func push(_ request: PushRequest) async throws(SyncError) -> Answer<PushResponse> {
-        let body = Data(JSONWriter.bytes(of: request))
-        var urlRequest = URLRequest(url: server.appendingPathComponent("v1/push"))
-        urlRequest.httpMethod = "POST"
-        urlRequest.httpBody = body
-        urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let response: Answer<PushResponse> = try await send(urlRequest)
-        guard response.body.results.map(\.mutationID) == request.mutations.map(\.mutationID) else {
-            throw SyncError(.protocolViolation, "the push answer does not list one result per mutation, in order")
-        }
-        return response
-    }
-
-    func pull(cursor: Int64, tag: String?, limit: Int = SyncLimits.defaultPullLimit, wait: Int = 0)
-        async throws(SyncError) -> Answer<PullResponse>
-    {
-        var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
-        components?.queryItems =
-            [
-                URLQueryItem(name: "cursor", value: String(cursor)),
-                URLQueryItem(name: "limit", value: String(limit)),
-            ] + (wait > 0 ? [URLQueryItem(name: "wait", value: String(wait))] : [])
-            + (tag.map { [URLQueryItem(name: "cursorTag", value: $0)] } ?? [])
-        guard let url = components?.url else {
-            throw SyncError(.misuse, "\(server) is not a server address this client can use")
-        }
-        var request = URLRequest(url: url)
-        if wait > 0 { request.timeoutInterval = TimeInterval(wait + 30) }
-        return try await send(request)
-    }
-
-    /// Sends a request and decodes a `200` answer; any other answer becomes a ``SyncError``.
+    /// Sends one request and returns the server's answer.
     ///
-    /// A `401` asks the token provider for a fresh token and sends the request once more with it.
-    private func send<Response: JSONWireDecodable & Sendable>(_ request: URLRequest) async throws(SyncError)
-        -> Answer<Response>
-    {
-        var request = request
-        var token = try await tokens.token()
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        var (data, response) = try await data(for: request)
-        if (response as? HTTPURLResponse)?.statusCode == 401, let fresh = try await tokens.token(replacing: token) {
-            token = fresh
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-            (data, response) = try await self.data(for: request)
-        }
-        guard let http = response as? HTTPURLResponse else {
-            throw SyncError(.protocolViolation, "not an HTTP answer")
-        }
-        let status = http.statusCode
-        guard status == 200 else {
-            let error = try? ErrorResponse(jsonBytes: data)
-            let message = error?.error ?? String(decoding: data.prefix(200), as: UTF8.self)
-            if status == 401 { throw SyncError(.unauthorized, message) }
-            throw SyncError(.server(status: status), message, code: error?.code)
-        }
-        // Read exactly: numbers keep their digits, strings and keys their bytes.
-        do {
-            return Answer(
-                body: try Response(jsonBytes: data), databaseID: http.value(forHTTPHeaderField: SyncHeader.databaseID))
-        } catch {
-            throw SyncError(
-                .protocolViolation,
-                "cannot read the answer to \(request.url?.path ?? ""): \(error.sentence(subject: "The answer"))",
-                underlyingError: error)
-        }
+    /// - Throws: ``SyncError`` of kind ``SyncError/Kind/offline`` when no answer came.
+    func send(_ request: SyncTransportRequest) async throws(SyncError) -> SyncTransportResponse
+}
+
+/// One request of the wire protocol, as a transport sends it.
+package struct SyncTransportRequest: Sendable, Equatable {
+    /// The HTTP method, `GET` or `POST`.
+    package var method: String
+    /// The path under the server's address, such as `v1/pull`.
+    package var path: String
+    /// The query's items, in order.
+    package var query: [URLQueryItem]
+    /// Header fields by name.
+    package var headers: [String: String]
+    /// The body, if any.
+    package var body: Data?
+    /// How long to wait for the answer; `nil` for the transport's default.
+    package var timeout: TimeInterval?
+
+    package init(
+        method: String, path: String, query: [URLQueryItem] = [], headers: [String: String] = [:],
+        body: Data? = nil, timeout: TimeInterval? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
     }
 
-    /// `URLSession`'s data task, cancelled with the calling task.
-    ///
-    /// Written on the completion-handler API, which every platform's `URLSession` has, so that
-    /// cancelling the task (stopping live sync) cancels a waiting long-poll at once.
-    private func data(for request: URLRequest) async throws(SyncError) -> (Data, URLResponse) {
-        let box = TaskBox()
-        let result: Result<(Data, URLResponse), SyncError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let data, let response {
-                        continuation.resume(returning: .success((data, response)))
-                    } else {
-                        let error = error ?? URLError(.badServerResponse)
-                        continuation.resume(returning: .failure(Self.networkError(error)))
-                    }
-                }
-                box.set(task)
-                task.resume()
-            }
-        } onCancel: {
-            box.cancel()
-        }
-        return try result.get()
-    }
-
-    private static func networkError(_ error: any Error) -> SyncError {
-        if let error = error as? URLError, error.code == .cancelled {
-            return SyncError(.offline, "the request was cancelled", underlyingError: error)
-        }
-        return SyncError(.offline, (error as NSError).localizedDescription, underlyingError: error)
+    /// The path from the server's root with the query, as in an HTTP request line: `/v1/pull?cursor=0`.
+    package var target: String {
+        var components = URLComponents()
+        components.path = "/" + path
+        components.queryItems = query.isEmpty ? nil : query
+        return components.string ?? "/" + path
     }
 }
 
-/// A data task that may be cancelled before it is created.
-private final class TaskBox: @unchecked Sendable {
-    // @unchecked: `task` and `cancelled` are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+/// A server's answer to a ``SyncTransportRequest``.
+package struct SyncTransportResponse: Sendable, Equatable {
+    /// The HTTP status.
+    package var status: Int
+    /// Header fields by lowercased name.
+    package var headers: [String: String]
+    /// The body, decompressed.
+    package var body: Data
 
-    func set(_ task: URLSessionDataTask) {
-        lock.lock()
-        self.task = task
-        let cancelled = self.cancelled
-        lock.unlock()
-        if cancelled { task.cancel() }
+    package init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
+        self.body = body
     }
 
-    func cancel() {
-        lock.lock()
-        cancelled = true
-        let task = self.task
-        lock.unlock()
-        task?.cancel()
+    /// The value of the header field `name`, whatever its case.
+    package func header(_ name: String) -> String? {
+        headers[name.lowercased()]
     }
 }

@@ -124,7 +124,7 @@ where Value.ID: Sendable & Codable {
             var bases: [String: SyncSchema.Base?] = [:]
             for state in states {
                 if let mutationID = state.answered {
-                    try SyncSchema.deleteOutbox(db, mutationID: mutationID)
+                    try Outbox.markAnswered(mutationID, in: db)
                 }
                 let base =
                     if let written = bases[state.id] { written } else if hasBases {

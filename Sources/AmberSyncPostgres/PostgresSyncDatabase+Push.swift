@@ -147,50 +147,54 @@ extension PostgresSyncDatabase {
         /// The last version of each user that changed, for its history row.
         var historyTags: [Int64: String] = [:]
 
-        /// Decides `push` against what the batch holds so far: its results and the user's new
-        /// counter. Throws, changing nothing, when the push reuses a client id.
+        /// Decides `push` against what the batch holds so far (with the rules of
+        /// `PushResolution`): its results and the user's new counter. Throws, changing nothing,
+        /// when the push reuses a client id.
         mutating func apply(_ push: WaitingPushes.Push, after version: Int64) throws -> ([MutationResult], Int64) {
             let client = ClientKey(userID: push.userID, clientID: push.clientID)
-            let lastMutationID = lastMutationIDs[client]
-            // Every check first: a refused push changes nothing.
-            for (mutation, fingerprint) in zip(push.mutations, push.fingerprints) {
-                if let answer = answers[AnswerKey(client: client, mutationID: mutation.mutationID)] {
-                    try MutationFingerprint.check(
-                        answer.fingerprint, against: fingerprint, of: mutation, clientID: push.clientID)
-                } else {
-                    try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: push.clientID)
-                }
-            }
-            var version = version
+            var resolution = PushResolution(
+                clientID: push.clientID, version: version, lastMutationID: lastMutationIDs[client])
+            // What this push decides, kept apart until it is known not to be refused.
+            var decided: [UserRecordKey: ServerRecord] = [:]
+            var decidedOrder: [UserRecordKey] = []
+            var pushAnswers: [(key: AnswerKey, result: MutationResult, fingerprint: String)] = []
             var results: [MutationResult] = []
             results.reserveCapacity(push.mutations.count)
             for (mutation, fingerprint) in zip(push.mutations, push.fingerprints) {
                 let answerKey = AnswerKey(client: client, mutationID: mutation.mutationID)
-                if let answer = answers[answerKey] {
-                    results.append(answer.result)
-                    continue
-                }
                 let key = UserRecordKey(
                     userID: push.userID, record: RecordKey(collection: mutation.collection, id: mutation.id))
-                let outcome = MutationResolver.resolve(mutation, against: records[key], newVersion: version + 1)
-                if case .applied(let record, _) = outcome {
-                    version = record.version
-                    records[key] = record
-                    if changedKeys.insert(key).inserted { changed.append(key) }
-                    changedUsers.insert(push.userID)
-                    historyTags[push.userID] = historyTags[push.userID] ?? HistoryTag.random()
+                let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answers[answerKey]) {
+                    decided[key] ?? records[key]
                 }
-                answers[answerKey] = (outcome.result, fingerprint)
-                newAnswers.append((answerKey, outcome.result, fingerprint))
-                results.append(outcome.result)
+                switch step {
+                case .answeredBefore(let result):
+                    results.append(result)
+                case .decided(let outcome):
+                    if case .applied(let record, _) = outcome {
+                        if decided.updateValue(record, forKey: key) == nil { decidedOrder.append(key) }
+                    }
+                    pushAnswers.append((answerKey, outcome.result, fingerprint))
+                    results.append(outcome.result)
+                }
             }
+            for key in decidedOrder {
+                records[key] = decided[key]
+                if changedKeys.insert(key).inserted { changed.append(key) }
+            }
+            if !decidedOrder.isEmpty {
+                changedUsers.insert(push.userID)
+                historyTags[push.userID] = historyTags[push.userID] ?? HistoryTag.random()
+            }
+            for answer in pushAnswers { answers[answer.key] = (answer.result, answer.fingerprint) }
+            newAnswers += pushAnswers
             if let last = push.mutations.last?.mutationID {
-                lastMutationIDs[client] = max(lastMutationID ?? last, last)
+                lastMutationIDs[client] = max(lastMutationIDs[client] ?? last, last)
             }
             if let first = push.mutations.first?.mutationID {
                 forgotten.append((client, first))
             }
-            return (results, version)
+            return (results, resolution.version)
         }
 
         private var changedKeys: Set<UserRecordKey> = []

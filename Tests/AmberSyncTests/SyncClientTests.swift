@@ -12,11 +12,11 @@ import Testing
 @Suite(.serialized) struct SyncClientTests {
     @Test(arguments: Backend.allCases)
     func aNoteWrittenOnOneDeviceArrivesOnTheOtherAsASyncChange(backend: Backend) async throws {
-        let server = try await TestServer.start(backend)
+        let server = try await TestServer.start(backend, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let day = try Device(server: server.url, token: token)
-        let night = try Device(server: server.url, token: token)
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
         let changes = Collected(night.notes.changes())
 
         let hello = note("hello")
@@ -41,11 +41,11 @@ import Testing
     /// the total the server counts for a pull from the beginning.
     @Test(arguments: Backend.allCases)
     func aLongSyncReportsItsProgress(backend: Backend) async throws {
-        let server = try await TestServer.start(backend)
+        let server = try await TestServer.start(backend, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let day = try Device(server: server.url, token: token)
-        let night = try Device(server: server.url, token: token)
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
         try day.notes.add(contentsOf: (0..<2_500).map { note("note \($0)") })
         let dayEvents = Collected(day.client.events())
         let nightEvents = Collected(night.client.events())
@@ -85,11 +85,11 @@ import Testing
     /// Seed 002: the day phone renames a tag and edits the note's text while the night phone has
     /// the note open in an editor, where the user pins it. Nothing typed on either phone is lost.
     @MainActor @Test func theVesperStory() async throws {
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let day = try Device(server: server.url, token: token)
-        let night = try Device(server: server.url, token: token)
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
 
         let iceCream = Tag(id: UUID(), name: "ice cream")
         let sorbet = note("ice cream is great", tags: [iceCream.id])
@@ -124,11 +124,11 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func theSameFieldEditedOnBothSidesIsMergedReportedAndConverges(backend: Backend) async throws {
-        let server = try await TestServer.start(backend)
+        let server = try await TestServer.start(backend, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let a = try Device(server: server.url, token: token)
-        let b = try Device(server: server.url, token: token)
+        let a = try Device(server: server, token: token)
+        let b = try Device(server: server, token: token)
         let original = note("draft")
         try a.notes.add(original)
         try await a.client.sync()
@@ -150,11 +150,11 @@ import Testing
 
     @Test(arguments: [true, false])
     func anEditWinsOverADeletion(editorSyncsFirst: Bool) async throws {
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let editing = try Device(server: server.url, token: token)
-        let deleting = try Device(server: server.url, token: token)
+        let editing = try Device(server: server, token: token)
+        let deleting = try Device(server: server, token: token)
         let original = note("keep me")
         try editing.notes.add(original)
         try await editing.client.sync()
@@ -176,11 +176,11 @@ import Testing
     }
 
     @Test func deletionsOnBothSidesAreNoConflict() async throws {
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let a = try Device(server: server.url, token: token)
-        let b = try Device(server: server.url, token: token)
+        let a = try Device(server: server, token: token)
+        let b = try Device(server: server, token: token)
         let original = note("gone")
         try a.notes.add(original)
         try await a.client.sync()
@@ -225,10 +225,10 @@ import Testing
     }
 
     @Test func aWrongTokenIsAClearErrorAndLosesNothing() async throws {
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }
         _ = try await server.addUser()
-        let device = try Device(server: server.url, token: "not-a-token")
+        let device = try Device(server: server, token: "not-a-token")
         let kept = note("kept")
         try device.notes.add(kept)
         await #expect {
@@ -242,15 +242,15 @@ import Testing
     }
 
     @Test func anOlderAppVersionNeverErasesAFieldItDoesNotKnow() async throws {
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let newer = temporaryDirectory().appendingPathComponent("newer.sqlite").path
         let newStorage = try SQLiteStorage(path: newer)
         let newNotes = try IdentityStore<NoteWithColor>(key: "notes", storage: newStorage)
-        let newClient = try SyncClient(storage: newStorage, server: server.url, token: token)
+        let newClient = try server.client(storage: newStorage, token: token)
         try newClient.add(newNotes)
-        let old = try Device(server: server.url, token: token)
+        let old = try Device(server: server, token: token)
 
         let colored = NoteWithColor(id: UUID(), text: "colored", tagIDs: [], pinned: false, color: "amber")
         try newNotes.add(colored)
@@ -264,10 +264,10 @@ import Testing
     }
 
     @Test func aWriteOfAnotherStorageOnTheFileIsPushed() async throws {
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let device = try Device(server: server.url, token: token)
+        let device = try Device(server: server, token: token)
         // Another writer on the same file that never creates a client (an app extension).
         let extensionStorage = try SQLiteStorage(path: device.path)
         let extensionNotes = try IdentityStore<Note>(key: "notes", storage: extensionStorage)
@@ -275,19 +275,19 @@ import Testing
         try extensionNotes.add(shared)
 
         try await device.client.sync()
-        let other = try Device(server: server.url, token: token)
+        let other = try Device(server: server, token: token)
         try await other.client.sync()
         #expect(other.notes.all == [shared])
     }
 
     @Test func writesOfAnotherProcessThatNeverSyncsArePushed() async throws {
-        let server = try await TestServer.start()
+        let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let path = temporaryDirectory().appendingPathComponent("app.sqlite").path
         let storage = try SQLiteStorage(path: path)
         let entries = try IdentityStore<Entry>(key: "entries", storage: storage)
-        let client = try SyncClient(storage: storage, server: server.url, token: token)
+        let client = try server.client(storage: storage, token: token)
         try client.add(entries) { _, mine, _ in mine }
 
         let writer = Process()
@@ -300,7 +300,7 @@ import Testing
         let otherPath = temporaryDirectory().appendingPathComponent("other.sqlite").path
         let otherStorage = try SQLiteStorage(path: otherPath)
         let otherEntries = try IdentityStore<Entry>(key: "entries", storage: otherStorage)
-        let other = try SyncClient(storage: otherStorage, server: server.url, token: token)
+        let other = try server.client(storage: otherStorage, token: token)
         try other.add(otherEntries) { _, mine, _ in mine }
         try await other.sync()
         #expect(otherEntries.count == 25)
@@ -340,11 +340,11 @@ import Testing
     /// pushes its own pending changes.
     @Test(arguments: Backend.allCases)
     func aClientBehindPrunedDeletionsResyncsAndKeepsItsPendingChanges(backend: Backend) async throws {
-        let server = try await TestServer.start(backend)
+        let server = try await TestServer.start(backend, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let a = try Device(server: server.url, token: token)
-        let b = try Device(server: server.url, token: token)
+        let a = try Device(server: server, token: token)
+        let b = try Device(server: server, token: token)
         let gone = note("deleted, then pruned")
         let kept = note("kept")
         try a.notes.add(contentsOf: [gone, kept])

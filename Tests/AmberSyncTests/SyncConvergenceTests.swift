@@ -14,10 +14,10 @@ import Testing
     @Test(arguments: Backend.allCases, [1, 2, 3, 4, 5] as [UInt64])
     func threeClientsConvergeOnTheServersRecords(backend: Backend, seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
-        let server = try await TestServer.start(backend)
+        let server = try await TestServer.start(backend, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let clients = try (0..<3).map { _ in try Device(server: server.url, token: token) }
+        let clients = try (0..<3).map { _ in try Device(server: server, token: token) }
         // A small pool of identities, so that clients often touch the same records.
         let ids = (0..<6).map { _ in UUID() }
         var log: [String] = []
@@ -63,7 +63,7 @@ import Testing
 
     /// The server's live notes, read by a new client.
     private func serverNotes(_ server: TestServer, token: String) async throws -> [UUID: Note] {
-        let reader = try Device(server: server.url, token: token)
+        let reader = try Device(server: server, token: token)
         try await reader.client.sync()
         return Dictionary(uniqueKeysWithValues: reader.notes.all.map { ($0.id, $0) })
     }

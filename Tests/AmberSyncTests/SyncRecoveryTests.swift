@@ -10,7 +10,7 @@ import Testing
 
 /// Real mistakes and outages, against `amber-sync serve` running as its own process: an edit of
 /// a record whose deletion was pruned, a device copied from another, a server database restored
-/// from a backup or replaced, and changes queued behind many that need no push.
+/// from a backup or replaced; and, in process, changes queued behind many that need no push.
 @Suite(.serialized) struct SyncRecoveryTests {
     /// Night deletes a note and syncs; the operator prunes deletions; day, offline, edits that
     /// note and syncs. The edit wins: it reaches the server and night, and nothing stays pending.
@@ -169,11 +169,10 @@ import Testing
     /// stand before one real change: one sync pushes it. And one sync pushes every pending
     /// record, however many.
     @Test func oneSyncPushesEverythingPending() async throws {
-        let database = temporaryDirectory().appendingPathComponent("server.sqlite").path
-        let token = try await amberSync(["user", "add", "ann", "--database", database])
-        let server = try await ServerProcess.start(database: database)
-        defer { server.stop() }
-        let phone = try Device(server: server.url, token: token)
+        let server = try await TestServer.start(over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let phone = try Device(server: server, token: token)
         let many = (0..<2_100).map { note("note \($0)") }
         try phone.notes.add(contentsOf: many)
         try await phone.client.sync()
@@ -189,7 +188,7 @@ import Testing
         try await phone.client.sync()
         #expect(phone.client.pendingCount == 0)
 
-        let reader = try Device(server: server.url, token: token)
+        let reader = try Device(server: server, token: token)
         try await reader.client.sync()
         #expect(reader.notes.count == many.count)
         #expect(reader.notes[id: last.id] == changed)

@@ -137,7 +137,8 @@ enum RawDatabase {
                 try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT r.collection, r.id, r.version, r.value FROM records r JOIN users u ON u.id = r.user_id
+                        SELECT r.collection, r.id, r.version, r.value FROM amber_sync_records r
+                        JOIN amber_sync_users u ON u.id = r.user_id
                         WHERE u.name = ? AND r.version > 0 ORDER BY r.version
                         """,
                     arguments: [user]

@@ -188,7 +188,7 @@ struct RawPage {
                 let rows = try Row.fetchCursor(
                     db,
                     sql: """
-                        SELECT collection, id, version, value FROM records
+                        SELECT collection, id, version, value FROM amber_sync_records
                         WHERE user_id = ? AND version > ? ORDER BY version LIMIT 1000
                         """,
                     arguments: [userID, cursor])

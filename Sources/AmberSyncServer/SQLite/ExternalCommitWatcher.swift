@@ -116,7 +116,7 @@ final class ExternalCommitWatcher: Sendable {
     /// Each user's last version.
     fileprivate static func userVersions(_ db: Database) throws -> [Int64: Int64] {
         var versions: [Int64: Int64] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT id, version FROM users") {
+        for row in try Row.fetchAll(db, sql: "SELECT id, version FROM amber_sync_users") {
             versions[row[0]] = row[1]
         }
         return versions

@@ -11,7 +11,7 @@ extension SQLiteSyncDatabase: AttachmentStorage {
             try await pool.read { db in
                 try String.fetchAll(
                     db,
-                    sql: "SELECT value FROM records WHERE user_id = ? AND value LIKE '%\"sha256\"%'",
+                    sql: "SELECT value FROM amber_sync_records WHERE user_id = ? AND value LIKE '%\"sha256\"%'",
                     arguments: [userID])
             }
         }

@@ -23,14 +23,15 @@ extension SQLiteSyncDatabase {
         return try await pool.read { db in
             let prunedVersion =
                 try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT pruned_version FROM users WHERE id = ?"), arguments: [user.id]) ?? 0
+                    db.cachedStatement(sql: "SELECT pruned_version FROM amber_sync_users WHERE id = ?"),
+                    arguments: [user.id]) ?? 0
             if cursor > 0, cursor < prunedVersion {
                 throw SyncServerError.cursorExpired(cursor: cursor, prunedThrough: prunedVersion)
             }
             let rows = try Row.fetchCursor(
                 db.cachedStatement(
                     sql: """
-                        SELECT collection, id, version, value FROM records
+                        SELECT collection, id, version, value FROM amber_sync_records
                         WHERE user_id = ? AND version > ? ORDER BY version LIMIT ?
                         """),
                 arguments: [user.id, cursor, limit + 1]
@@ -58,7 +59,8 @@ extension SQLiteSyncDatabase {
             // A pull from 0 says how many records it lists in all, for the client's progress.
             let total =
                 cursor == 0 && hasMore
-                ? try Int64.fetchOne(db, sql: "SELECT COUNT(*) FROM records WHERE user_id = ?", arguments: [user.id])
+                ? try Int64.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM amber_sync_records WHERE user_id = ?", arguments: [user.id])
                 : cursor == 0 ? Int64(changes.count) : nil
             return PullResponse(
                 changes: changes, cursor: changes.last?.version ?? cursor, hasMore: hasMore, total: total)
@@ -80,7 +82,9 @@ extension SQLiteSyncDatabase {
         try await pool.read { db in
             try String.fetchOne(
                 db.cachedStatement(
-                    sql: "SELECT tag FROM history WHERE user_id = ? AND version >= ? ORDER BY version LIMIT 1"),
+                    sql:
+                        "SELECT tag FROM amber_sync_history WHERE user_id = ? AND version >= ? ORDER BY version LIMIT 1"
+                ),
                 arguments: [user.id, version])
         }
     }
@@ -95,15 +99,16 @@ extension SQLiteSyncDatabase {
         return try await pool.write { db in
             try db.execute(
                 sql: """
-                    UPDATE users SET pruned_version = MAX(pruned_version, (
-                        SELECT MAX(version) FROM records
-                        WHERE records.user_id = users.id AND value IS NULL AND changed_at < :cutoff
+                    UPDATE amber_sync_users SET pruned_version = MAX(pruned_version, (
+                        SELECT MAX(version) FROM amber_sync_records
+                        WHERE amber_sync_records.user_id = amber_sync_users.id AND value IS NULL AND changed_at < :cutoff
                     ))
-                    WHERE id IN (SELECT user_id FROM records WHERE value IS NULL AND changed_at < :cutoff)
+                    WHERE id IN (SELECT user_id FROM amber_sync_records WHERE value IS NULL AND changed_at < :cutoff)
                     """,
                 arguments: ["cutoff": cutoff]
             )
-            try db.execute(sql: "DELETE FROM records WHERE value IS NULL AND changed_at < ?", arguments: [cutoff])
+            try db.execute(
+                sql: "DELETE FROM amber_sync_records WHERE value IS NULL AND changed_at < ?", arguments: [cutoff])
             return db.changesCount
         }
     }

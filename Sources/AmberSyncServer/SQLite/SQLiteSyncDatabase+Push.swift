@@ -19,43 +19,43 @@ extension SQLiteSyncDatabase {
         let tag = HistoryTag.random()
         return try await pool.write { db in
             guard
-                var version = try Int64.fetchOne(
-                    db, sql: "SELECT version FROM users WHERE id = ?", arguments: [user.id])
+                let startVersion = try Int64.fetchOne(
+                    db, sql: "SELECT version FROM amber_sync_users WHERE id = ?", arguments: [user.id])
             else { throw SyncServerError.unauthorized }
-            let startVersion = version
             // The last mutation id this client sent, to tell a retry from another device's mutation.
             let lastMutationID = try Int64.fetchOne(
-                db, sql: "SELECT MAX(mutation_id) FROM mutation_results WHERE user_id = ? AND client_id = ?",
+                db, sql: "SELECT MAX(mutation_id) FROM amber_sync_mutation_results WHERE user_id = ? AND client_id = ?",
                 arguments: [user.id, clientID])
             // The client got the answers to its earlier batches before sending this one.
             try db.execute(
-                sql: "DELETE FROM mutation_results WHERE user_id = ? AND client_id = ? AND mutation_id < ?",
+                sql: "DELETE FROM amber_sync_mutation_results WHERE user_id = ? AND client_id = ? AND mutation_id < ?",
                 arguments: [user.id, clientID, smallestID]
             )
             let storedResult = try db.cachedStatement(
                 sql: """
-                    SELECT result, fingerprint FROM mutation_results
+                    SELECT result, fingerprint FROM amber_sync_mutation_results
                     WHERE user_id = ? AND client_id = ? AND mutation_id = ?
                     """)
+            var resolution = PushResolution(clientID: clientID, version: startVersion, lastMutationID: lastMutationID)
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                if let row = try Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID]) {
-                    try MutationFingerprint.check(row[1], against: fingerprint, of: mutation, clientID: clientID)
-                    results.append(try JSONText.decode(MutationResult.self, from: row[0]))
+                let answered = try Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID])
+                    .map { row in (try JSONText.decode(MutationResult.self, from: row[0]), row[1] as String?) }
+                let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answered) {
+                    try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
+                }
+                guard case .decided(let outcome) = step else {
+                    if case .answeredBefore(let result) = step { results.append(result) }
                     continue
                 }
-                try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: clientID)
-                let current = try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
-                let outcome = MutationResolver.resolve(mutation, against: current, newVersion: version + 1)
                 if case .applied(let record, _) = outcome {
-                    version = record.version
                     try Self.store(
                         record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
                 }
                 try db.cachedStatement(
                     sql: """
-                        INSERT INTO mutation_results (user_id, client_id, mutation_id, result, fingerprint)
+                        INSERT INTO amber_sync_mutation_results (user_id, client_id, mutation_id, result, fingerprint)
                         VALUES (?, ?, ?, ?, ?)
                         """
                 ).execute(arguments: [
@@ -63,10 +63,12 @@ extension SQLiteSyncDatabase {
                 ])
                 results.append(outcome.result)
             }
+            let version = resolution.version
             if version != startVersion {
-                try db.execute(sql: "UPDATE users SET version = ? WHERE id = ?", arguments: [version, user.id])
                 try db.execute(
-                    sql: "INSERT INTO history (user_id, version, tag) VALUES (?, ?, ?)",
+                    sql: "UPDATE amber_sync_users SET version = ? WHERE id = ?", arguments: [version, user.id])
+                try db.execute(
+                    sql: "INSERT INTO amber_sync_history (user_id, version, tag) VALUES (?, ?, ?)",
                     arguments: [user.id, version, tag])
             }
             return results
@@ -78,7 +80,7 @@ extension SQLiteSyncDatabase {
             let row = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT value, version, created_version, field_versions FROM records
+                        SELECT value, version, created_version, field_versions FROM amber_sync_records
                         WHERE user_id = ? AND collection = ? AND id = ?
                         """),
                 arguments: [userID, collection, id]
@@ -98,7 +100,7 @@ extension SQLiteSyncDatabase {
     ) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
+                INSERT INTO amber_sync_records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_id, collection, id) DO UPDATE SET
                     version = excluded.version,

@@ -2,7 +2,7 @@ import GRDB
 
 extension SQLiteSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     /// Each schema version's migration; index 0 brings an empty file to version 1.
     private static let migrations: [@Sendable (Database) throws -> Void] = [
@@ -80,6 +80,23 @@ extension SQLiteSyncDatabase {
                     ) WITHOUT ROWID;
                     INSERT INTO history (user_id, version, tag)
                         SELECT id, version, lower(hex(randomblob(8))) FROM users WHERE version > 0;
+                    """
+            )
+        },
+        { db in
+            // The names the PostgreSQL backend gives the same tables. Renaming a table updates the
+            // foreign keys that name it; an index cannot be renamed, only made again.
+            try db.execute(
+                sql: """
+                    ALTER TABLE users RENAME TO amber_sync_users;
+                    ALTER TABLE tokens RENAME TO amber_sync_tokens;
+                    ALTER TABLE records RENAME TO amber_sync_records;
+                    ALTER TABLE mutation_results RENAME TO amber_sync_mutation_results;
+                    ALTER TABLE history RENAME TO amber_sync_history;
+                    DROP INDEX tokens_by_user;
+                    CREATE INDEX amber_sync_tokens_by_user ON amber_sync_tokens(user_id);
+                    DROP INDEX records_by_version;
+                    CREATE UNIQUE INDEX amber_sync_records_by_version ON amber_sync_records(user_id, version);
                     """
             )
         },

@@ -12,13 +12,16 @@ extension SQLiteSyncDatabase {
         let token = AccessToken.generate()
         let now = Date().timeIntervalSince1970
         try await pool.write { db in
-            guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM users WHERE name = ?)", arguments: [name])!
+            guard
+                try !Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM amber_sync_users WHERE name = ?)", arguments: [name])!
             else {
                 throw SyncServerError.userExists(name)
             }
-            try db.execute(sql: "INSERT INTO users (name, created_at) VALUES (?, ?)", arguments: [name, now])
             try db.execute(
-                sql: "INSERT INTO tokens (hash, user_id, created_at) VALUES (?, ?, ?)",
+                sql: "INSERT INTO amber_sync_users (name, created_at) VALUES (?, ?)", arguments: [name, now])
+            try db.execute(
+                sql: "INSERT INTO amber_sync_tokens (hash, user_id, created_at) VALUES (?, ?, ?)",
                 arguments: [AccessToken.hash(token), db.lastInsertedRowID, now]
             )
         }
@@ -34,12 +37,14 @@ extension SQLiteSyncDatabase {
         let token = AccessToken.generate()
         let now = Date().timeIntervalSince1970
         try await pool.write { db in
-            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name])
+            guard
+                let userID = try Int64.fetchOne(
+                    db, sql: "SELECT id FROM amber_sync_users WHERE name = ?", arguments: [name])
             else {
                 throw SyncServerError.unknownUser(name)
             }
             try db.execute(
-                sql: "INSERT INTO tokens (hash, user_id, created_at) VALUES (?, ?, ?)",
+                sql: "INSERT INTO amber_sync_tokens (hash, user_id, created_at) VALUES (?, ?, ?)",
                 arguments: [AccessToken.hash(token), userID, now]
             )
         }
@@ -52,7 +57,7 @@ extension SQLiteSyncDatabase {
     /// - Returns: Whether the token existed.
     public func revokeToken(_ token: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM tokens WHERE hash = ?", arguments: [AccessToken.hash(token)])
+            try db.execute(sql: "DELETE FROM amber_sync_tokens WHERE hash = ?", arguments: [AccessToken.hash(token)])
             return db.changesCount > 0
         }
     }
@@ -66,7 +71,7 @@ extension SQLiteSyncDatabase {
             let row = try Row.fetchOne(
                 db,
                 sql:
-                    "SELECT users.id, users.name FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.hash = ?",
+                    "SELECT u.id, u.name FROM amber_sync_tokens t JOIN amber_sync_users u ON u.id = t.user_id WHERE t.hash = ?",
                 arguments: [AccessToken.hash(token)]
             )
             return row.map { SyncUser(id: $0[0], name: $0[1]) }
@@ -84,15 +89,15 @@ extension SQLiteSyncDatabase {
     public func user(forSubject subject: String, issuer: String) async throws -> SyncUser {
         let name = SyncUserName.subject(subject, issuer: issuer)
         let found = try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name])
+            try Int64.fetchOne(db, sql: "SELECT id FROM amber_sync_users WHERE name = ?", arguments: [name])
         }
         if let found { return SyncUser(id: found, name: name) }
         let now = Date().timeIntervalSince1970
         let id = try await pool.write { db in
             try db.execute(
-                sql: "INSERT INTO users (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                sql: "INSERT INTO amber_sync_users (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
                 arguments: [name, now])
-            return try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name])!
+            return try Int64.fetchOne(db, sql: "SELECT id FROM amber_sync_users WHERE name = ?", arguments: [name])!
         }
         return SyncUser(id: id, name: name)
     }

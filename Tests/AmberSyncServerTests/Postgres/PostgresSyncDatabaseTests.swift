@@ -88,6 +88,47 @@ struct PostgresSyncDatabaseTests {
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users") == before)
     }
 
+    /// A database of schema version 2 (before attachments) is upgraded in place, keeping its
+    /// users, tokens, records and history tags; its table names are those the SQLite backend uses.
+    @Test func aVersion2DatabaseIsUpgradedKeepingItsData() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let mutation = Mutation(
+            mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: ["n": .integer(1)])
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let token = try await database.addUser(named: "ann")
+        let ann = try #require(try await database.user(forToken: token))
+        _ = try await database.push([mutation], clientID: "phone", for: ann)
+        let tag = try await database.historyTag(for: ann, at: 1)
+        await database.close()
+        try PostgresTestServer.psql(
+            url,
+            """
+            DROP TABLE amber_sync_attachment_chunks; DROP TABLE amber_sync_attachment_uploads;
+            DROP TABLE amber_sync_attachments; UPDATE amber_sync_schema SET version = 2;
+            """)
+
+        let upgraded = try await PostgresSyncDatabase(url: url, logger: logger)
+        defer { Task { await upgraded.close() } }
+        let signedIn = try #require(try await upgraded.user(forToken: token), "the token still signs in")
+        #expect(
+            try await upgraded.pull(for: signedIn, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
+        #expect(try await upgraded.historyTag(for: signedIn, at: 1) == tag)
+        #expect(try await upgraded.push([mutation], clientID: "phone", for: signedIn).map(\.version) == [1], "a retry")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "3")
+        let tables = try PostgresTestServer.psql(
+            url,
+            """
+            SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables
+            WHERE schemaname = 'public' AND tablename NOT LIKE 'amber_sync_attachment%'
+            """)
+        #expect(
+            tables
+                == "amber_sync_database,amber_sync_history,amber_sync_mutation_results,amber_sync_records,"
+                + "amber_sync_schema,amber_sync_tokens,amber_sync_users",
+            "the tables of the SQLite backend, by the same names")
+    }
+
     @Test func serversStartingTogetherOnAnEmptyDatabaseCreateTheTablesOnce() async throws {
         let (url, drop) = try PostgresTestServer.makeDatabase()
         defer { drop() }

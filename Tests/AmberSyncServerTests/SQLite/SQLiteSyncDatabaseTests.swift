@@ -51,17 +51,7 @@ import Testing
             let ann = try #require(try await database.user(forToken: token))
             _ = try await database.push([mutation], clientID: "phone", for: ann)
         }
-        // Back to what version 1 wrote.
-        let queue = try DatabaseQueue(path: path)
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    DROP TABLE history; DROP TABLE amber_sync_database;
-                    ALTER TABLE mutation_results DROP COLUMN fingerprint;
-                    UPDATE amber_sync_schema SET version = 1;
-                    """)
-        }
-        try queue.close()
+        try await Self.downgrade(path, toVersion: 1)
 
         let database = try SQLiteSyncDatabase(path: path)
         let ann = try #require(try await database.user(forToken: token))
@@ -73,6 +63,87 @@ import Testing
         #expect(try await database.pull(for: ann, after: 0, limit: 10).cursor == 1, "and not applied again")
     }
 
+    /// A file of schema version 2, whose tables had no `amber_sync_` prefix, is upgraded in
+    /// place to the names PostgreSQL uses: users, tokens, records, mutation results and history
+    /// tags all carry over.
+    @Test func aVersion2FileGetsTheTableNamesOfPostgreSQLKeepingItsData() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sync.sqlite").path
+        let token: String
+        let mutation = Mutation(
+            mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: ["n": .integer(1)])
+        let (databaseID, tag): (String, String?)
+        do {
+            let database = try SQLiteSyncDatabase(path: path)
+            token = try await database.addUser(named: "ann")
+            let ann = try #require(try await database.user(forToken: token))
+            _ = try await database.push([mutation], clientID: "phone", for: ann)
+            (databaseID, tag) = (try await database.databaseID(), try await database.historyTag(for: ann, at: 1))
+        }
+        try await Self.downgrade(path, toVersion: 2)
+        let before = try Self.tableNames(path)
+        #expect(before.contains("records") && !before.contains("amber_sync_records"), "the file is of version 2")
+
+        let database = try SQLiteSyncDatabase(path: path)
+        let ann = try #require(try await database.user(forToken: token), "the token still signs in")
+        #expect(try await database.pull(for: ann, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
+        #expect(try await database.historyTag(for: ann, at: 1) == tag, "a client's cursor keeps its tag")
+        #expect(try await database.databaseID() == databaseID)
+        #expect(try await database.push([mutation], clientID: "phone", for: ann).map(\.version) == [1], "a retry")
+        let next = Mutation(mutationID: 2, collection: "notes", id: "b", baseVersion: nil, value: [:])
+        #expect(try await database.push([next], clientID: "phone", for: ann).map(\.version) == [2])
+        #expect(
+            try Self.tableNames(path) == [
+                "amber_sync_database", "amber_sync_history", "amber_sync_mutation_results", "amber_sync_records",
+                "amber_sync_schema", "amber_sync_tokens", "amber_sync_users",
+            ])
+        let indexes = try await DatabaseQueue(path: path).read { db in
+            try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+        }
+        #expect(indexes == ["amber_sync_records_by_version", "amber_sync_tokens_by_user"])
+    }
+
+    /// The file's tables, by name.
+    static func tableNames(_ path: String) throws -> [String] {
+        try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        }
+    }
+
+    /// Takes a file of the current schema back to what `version` wrote, keeping its rows.
+    static func downgrade(_ path: String, toVersion version: Int) async throws {
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            // Version 2 and before: the tables had no prefix.
+            try db.execute(
+                sql: """
+                    ALTER TABLE amber_sync_users RENAME TO users;
+                    ALTER TABLE amber_sync_tokens RENAME TO tokens;
+                    ALTER TABLE amber_sync_records RENAME TO records;
+                    ALTER TABLE amber_sync_mutation_results RENAME TO mutation_results;
+                    ALTER TABLE amber_sync_history RENAME TO history;
+                    DROP INDEX amber_sync_tokens_by_user;
+                    CREATE INDEX tokens_by_user ON tokens(user_id);
+                    DROP INDEX amber_sync_records_by_version;
+                    CREATE UNIQUE INDEX records_by_version ON records(user_id, version);
+                    """)
+            if version < 2 {
+                // Version 1: no database identity, fingerprints or history tags.
+                try db.execute(
+                    sql: """
+                        DROP TABLE history; DROP TABLE amber_sync_database;
+                        ALTER TABLE mutation_results DROP COLUMN fingerprint;
+                        """)
+            }
+            try db.execute(sql: "UPDATE amber_sync_schema SET version = ?", arguments: [version])
+        }
+        try queue.close()
+    }
+
     @Test func theFileIsInWALModeWithFullSynchronousWrites() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -80,7 +151,7 @@ import Testing
         _ = try SQLiteSyncDatabase(path: path)
         let queue = try DatabaseQueue(path: path)
         #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
-        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT version FROM amber_sync_schema") } == 2)
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT version FROM amber_sync_schema") } == 3)
     }
 
     @Test func tokensAreStoredOnlyAsHashes() async throws {
@@ -90,11 +161,11 @@ import Testing
         let database = try SQLiteSyncDatabase(path: path)
         let token = try await database.addUser(named: "ann")
         let queue = try DatabaseQueue(path: path)
-        let stored = try await queue.read { try String.fetchAll($0, sql: "SELECT hash FROM tokens") }
+        let stored = try await queue.read { try String.fetchAll($0, sql: "SELECT hash FROM amber_sync_tokens") }
         #expect(stored == [AccessToken.hash(token)])
         let contents = try await queue.read { db in
-            try String.fetchAll(db, sql: "SELECT hash || ' ' || user_id FROM tokens")
-                + String.fetchAll(db, sql: "SELECT name FROM users")
+            try String.fetchAll(db, sql: "SELECT hash || ' ' || user_id FROM amber_sync_tokens")
+                + String.fetchAll(db, sql: "SELECT name FROM amber_sync_users")
         }
         #expect(!contents.contains { $0.contains(token) })
     }
@@ -111,7 +182,7 @@ import Testing
             try queue.close()
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 2)) {
+        #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 3)) {
             try SQLiteSyncDatabase(path: path)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)

@@ -1,0 +1,97 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The wire protocol over HTTP, with `URLSession`.
+package struct HTTPSyncTransport: SyncTransport {
+    package let server: URL
+    let session: URLSession
+
+    package init(server: URL) {
+        self.server = server
+        let configuration = URLSessionConfiguration.ephemeral
+        // Long enough for a long-poll pull (at most 60 s of waiting) on a slow network.
+        configuration.timeoutIntervalForRequest = 90
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        session = URLSession(configuration: configuration)
+    }
+
+    package func send(_ request: SyncTransportRequest) async throws(SyncError) -> SyncTransportResponse {
+        var components = URLComponents(
+            url: server.appendingPathComponent(request.path), resolvingAgainstBaseURL: false)
+        if !request.query.isEmpty { components?.queryItems = request.query }
+        guard let url = components?.url else {
+            throw SyncError(.misuse, "\(server) is not a server address this client can use")
+        }
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        if let timeout = request.timeout { urlRequest.timeoutInterval = timeout }
+        let (data, response) = try await data(for: urlRequest)
+        guard let http = response as? HTTPURLResponse else {
+            throw SyncError(.protocolViolation, "not an HTTP answer")
+        }
+        var headers: [String: String] = [:]
+        for case (let name as String, let value as String) in http.allHeaderFields { headers[name] = value }
+        return SyncTransportResponse(status: http.statusCode, headers: headers, body: data)
+    }
+
+    /// `URLSession`'s data task, cancelled with the calling task.
+    ///
+    /// Written on the completion-handler API, which every platform's `URLSession` has, so that
+    /// cancelling the task (stopping live sync) cancels a waiting long-poll at once.
+    private func data(for request: URLRequest) async throws(SyncError) -> (Data, URLResponse) {
+        let box = TaskBox()
+        let result: Result<(Data, URLResponse), SyncError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let data, let response {
+                        continuation.resume(returning: .success((data, response)))
+                    } else {
+                        let error = error ?? URLError(.badServerResponse)
+                        continuation.resume(returning: .failure(Self.networkError(error)))
+                    }
+                }
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
+        return try result.get()
+    }
+
+    private static func networkError(_ error: any Error) -> SyncError {
+        if let error = error as? URLError, error.code == .cancelled {
+            return SyncError(.offline, "the request was cancelled", underlyingError: error)
+        }
+        return SyncError(.offline, (error as NSError).localizedDescription, underlyingError: error)
+    }
+}
+
+/// A data task that may be cancelled before it is created.
+private final class TaskBox: @unchecked Sendable {
+    // @unchecked: `task` and `cancelled` are only touched while `lock` is held.
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func set(_ task: URLSessionDataTask) {
+        lock.lock()
+        self.task = task
+        let cancelled = self.cancelled
+        lock.unlock()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+}

@@ -1,0 +1,189 @@
+import AmberSQLite
+import AmberSyncProtocol
+import Foundation
+import GRDB
+
+/// What a client has to push, kept in its storage file: the mutations planned from the pending
+/// records, each with an id of its own, and the client id they are sent under.
+///
+/// A batch, once planned, is written to `amber_sync_outbox` before it is sent, and leaves it in
+/// the transaction that applies its answer (``markAnswered(_:in:)``). A batch sent and not
+/// answered (a crash, a lost connection) is sent again exactly as it was, with the same mutation
+/// ids, so the server never applies it twice. When the server finds another device using the
+/// client id (this file was copied), ``renewClientID()`` takes a new one and drops the unanswered
+/// batch, to be planned again under it.
+struct Outbox: Sendable {
+    let storage: SQLiteStorage
+    /// Most mutations per batch.
+    let batchSize: Int
+    /// This file's client id.
+    private(set) var clientID: String
+
+    /// Mutations per push.
+    static let defaultBatchSize = 500
+
+    init(storage: SQLiteStorage, clientID: String, batchSize: Int = Outbox.defaultBatchSize) {
+        precondition(batchSize > 0, "A batch holds at least one mutation.")
+        self.storage = storage
+        self.clientID = clientID
+        self.batchSize = batchSize
+    }
+
+    /// Mutations to send, with the size of their JSON.
+    struct Batch: Sendable {
+        let mutations: [Mutation]
+        let bytes: Int
+
+        var isEmpty: Bool { mutations.isEmpty }
+    }
+
+    /// The records of any collection written here since they last agreed with the server.
+    func pendingCount() throws(SyncError) -> Int {
+        try storage.syncWrite { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_pending") ?? 0 }
+    }
+
+    /// The mutations to send: those sent before and not answered, as they were, or else new ones
+    /// for the records of `collections` written since they last agreed, at most ``batchSize``.
+    ///
+    /// Pending records that need no push (equal to what the server has) stop being pending as
+    /// they are looked at, so a real change behind many unchanged records is found too.
+    ///
+    /// - Throws: ``SyncError`` of kind ``SyncError/Kind/misuse`` when an unanswered mutation is of
+    ///   a collection not in `collections`; of kind ``SyncError/Kind/storage`` when the file fails.
+    func nextBatch(for collections: [String: any SyncedCollection]) throws(SyncError) -> Batch {
+        try storage.syncWrite { db in
+            if let unanswered = try unansweredBatch(db, collections: collections) { return unanswered }
+            guard !collections.isEmpty else { return Batch(mutations: [], bytes: 0) }
+            let planned = try plan(db, collections: collections)
+            guard !planned.isEmpty else { return Batch(mutations: [], bytes: 0) }
+            let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, ?, ?)")
+            var bytes = 0
+            let mutations = try planned.enumerated().map { offset, plan in
+                let mutation = Mutation(
+                    mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
+                    baseVersion: plan.baseVersion, record: plan.value, fields: plan.fields)
+                let body = JSONWriter.text(of: mutation)
+                bytes += body.utf8.count
+                try insert.execute(arguments: [mutation.mutationID, plan.key, body])
+                return mutation
+            }
+            return Batch(mutations: mutations, bytes: bytes)
+        }
+    }
+
+    /// Takes a new client id, for a file whose id another device uses too; the mutations sent
+    /// under the old one and not answered are dropped, to be planned again from the pending records.
+    mutating func renewClientID() throws(SyncError) {
+        clientID = try storage.syncWrite { try SyncSchema.renewClientID($0) }
+    }
+
+    /// The server's states of the records `mutations` pushed, by collection in the order the
+    /// collections first appear, each marked as the answer to its mutation.
+    ///
+    /// - Parameters:
+    ///   - mutations: The batch sent.
+    ///   - results: The server's results, one per mutation in the same order.
+    /// - Returns: The states, and how many mutations the server applied and how many it refused
+    ///   (a conflict: the server's record comes back instead).
+    static func answers(to mutations: [Mutation], results: [MutationResult]) -> Answers {
+        precondition(
+            mutations.map(\.mutationID) == results.map(\.mutationID),
+            "The results answer the mutations one by one, in order.")
+        var answers = Answers()
+        for (mutation, result) in zip(mutations, results) {
+            let applied = result.status == .applied
+            // An applied mutation's answer carries a value only when the server merged it.
+            let value: JSONRecord? =
+                applied && result.value == nil ? mutation.record : result.value.map(JSONRecord.init)
+            if applied { answers.applied += 1 } else { answers.refused += 1 }
+            var state = ServerState(id: mutation.id, version: result.version, value: value)
+            state.answered = mutation.mutationID
+            // A conflict is measured against the base the mutation was made from, as a pulled change is.
+            if applied { state.applied = .init(record: mutation.record, asSent: result.value == nil) }
+            if answers.states[mutation.collection] == nil { answers.order.append(mutation.collection) }
+            answers.states[mutation.collection, default: []].append(state)
+        }
+        return answers
+    }
+
+    /// What a push's answer brings back: the server's states of the records pushed.
+    struct Answers: Sendable {
+        var states: [String: [ServerState]] = [:]
+        /// The collections in the order they first appear in the batch.
+        var order: [String] = []
+        var applied = 0
+        var refused = 0
+    }
+
+    /// Removes an answered mutation from the outbox, in the transaction that applies its answer.
+    static func markAnswered(_ mutationID: Int64, in db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id = ?")
+            .execute(arguments: [mutationID])
+    }
+
+    // MARK: Planning
+
+    private func unansweredBatch(_ db: Database, collections: [String: any SyncedCollection]) throws -> Batch? {
+        let unanswered = try Row.fetchAll(
+            db, sql: "SELECT collection, body FROM amber_sync_outbox ORDER BY mutation_id")
+        guard !unanswered.isEmpty else { return nil }
+        var bytes = 0
+        let mutations = try unanswered.map { row in
+            let collection: String = row[0]
+            guard collections[collection] != nil else {
+                throw SyncError(
+                    .misuse,
+                    "changes of the store with key \(collection) were sent and not yet answered; add that store to the client before syncing"
+                )
+            }
+            let body: String = row[1]
+            bytes += body.utf8.count
+            return try Mutation(jsonBytes: body.utf8)
+        }
+        return Batch(mutations: mutations, bytes: bytes)
+    }
+
+    private typealias Plan = (key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?)
+
+    private func plan(_ db: Database, collections: [String: any SyncedCollection]) throws -> [Plan] {
+        let keys = Array(collections.keys)
+        var planned: [Plan] = []
+        // Records that need no push leave the pending list as they are looked at, so the next
+        // look finds the ones after them: a real change behind many unchanged ones is pushed too.
+        var looked = batchSize
+        while planned.isEmpty, looked == batchSize {
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.key, p.id, r.value, b.version, b.value FROM amber_sync_pending p
+                    LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
+                    LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
+                    WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
+                    ORDER BY p.key LIMIT \(batchSize)
+                    """,
+                arguments: StatementArguments(keys))
+            looked = rows.count
+            for row in rows {
+                let key: String = row[0]
+                let id: String = row[1]
+                let localText: String? = row[2]
+                let baseVersion: Int64? = row[3]
+                let baseText: String? = row[4]
+                // The store's own text, sent as it is; read only to compare it with a base.
+                let local = localText.map(JSONRecord.init(unchecked:))
+                let base = baseVersion.map { version in
+                    SyncSchema.Base(version: version, value: baseText.map(JSONRecord.init(unchecked:)))
+                }
+                switch collections[key]?.plan(local: local, base: base) ?? .none {
+                case .none:
+                    try SyncSchema.setPending(db, key: key, id: id, false)
+                case .send(let baseVersion, let value, let fields):
+                    planned.append((key, id, baseVersion, value, fields))
+                }
+            }
+        }
+        return planned
+    }
+}

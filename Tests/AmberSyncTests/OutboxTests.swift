@@ -1,0 +1,144 @@
+import Amber
+import AmberSQLite
+import AmberSyncProtocol
+import AmberTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@testable import AmberSync
+
+/// The pending-mutation bookkeeping on its own: a storage file with a synced notes store, and no server.
+@Suite struct OutboxTests {
+    let storage: SQLiteStorage
+    let notes: IdentityStore<Note>
+    let collections: [String: any SyncedCollection]
+
+    init() throws {
+        storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("outbox.sqlite").path)
+        notes = try IdentityStore(key: "notes", storage: storage)
+        try storage.database.write { db in
+            try SyncSchema.prepare(db)
+            _ = try SyncSchema.register(db, key: "notes")
+        }
+        collections = [
+            "notes": TypedCollection(store: notes, key: "notes", path: storage.path) { _, mine, _ in (mine, nil) }
+        ]
+    }
+
+    /// Gives `notes` bases equal to their stored text, at `version`: what the server last agreed on.
+    func agree(on notes: [Note], version: Int64) throws {
+        try storage.database.write { db in
+            for note in notes {
+                let id = note.id.uuidString
+                let text = try #require(try SyncSchema.storedText(db, key: "notes", id: id))
+                try SyncSchema.setBase(db, key: "notes", id: id, version: version, value: JSONRecord(unchecked: text))
+                try SyncSchema.setPending(db, key: "notes", id: id, true)
+            }
+        }
+    }
+
+    @Test func aBatchIsSentAgainAsItWasUntilAnsweredThenNewMutationsTakeTheNextIDs() throws {
+        try notes.add(contentsOf: [note("a"), note("b"), note("c")])
+        let outbox = Outbox(storage: storage, clientID: "phone", batchSize: 2)
+        #expect(try outbox.pendingCount() == 3)
+
+        let first = try outbox.nextBatch(for: collections)
+        #expect(first.mutations.map(\.mutationID) == [1, 2])
+        #expect(first.mutations.allSatisfy { $0.baseVersion == nil && $0.fields == nil && $0.record != nil })
+        #expect(first.bytes == first.mutations.reduce(0) { $0 + JSONWriter.text(of: $1).utf8.count })
+        let again = try outbox.nextBatch(for: collections)
+        #expect(again.mutations == first.mutations && again.bytes == first.bytes, "sent again, as it was")
+
+        try storage.database.write { db in
+            for mutation in first.mutations { try Outbox.markAnswered(mutation.mutationID, in: db) }
+        }
+        // The records are still pending (nothing applied the answers): planned again, under new ids.
+        #expect(try outbox.nextBatch(for: collections).mutations.map(\.mutationID) == [3, 4])
+    }
+
+    @Test func renewingTheClientIDDropsTheUnansweredBatch() throws {
+        try notes.add(contentsOf: [note("a"), note("b")])
+        var outbox = Outbox(storage: storage, clientID: "phone")
+        let sent = try outbox.nextBatch(for: collections)
+        #expect(sent.mutations.map(\.mutationID) == [1, 2])
+
+        try outbox.renewClientID()
+        #expect(outbox.clientID != "phone")
+        #expect(
+            try storage.database.read { try SyncSchema.meta($0, "clientID") } == outbox.clientID, "kept in the file")
+        let replanned = try outbox.nextBatch(for: collections)
+        #expect(replanned.mutations.map(\.mutationID) == [3, 4])
+        #expect(Set(replanned.mutations.map(\.id)) == Set(sent.mutations.map(\.id)))
+    }
+
+    @Test func recordsThatNeedNoPushStopBeingPendingAndAChangeBehindThemIsFound() throws {
+        let all = (0..<7).map { note("note \($0)") }.sorted { $0.id.uuidString < $1.id.uuidString }
+        try notes.add(contentsOf: all)
+        try agree(on: all, version: 4)
+        let last = try #require(all.last)
+        try notes.add(last.with(text: "changed"))
+        let outbox = Outbox(storage: storage, clientID: "phone", batchSize: 2)
+
+        let batch = try outbox.nextBatch(for: collections)
+        let mutation = try #require(batch.mutations.first)
+        #expect(batch.mutations.count == 1)
+        #expect(mutation.id == last.id.uuidString && mutation.baseVersion == 4 && mutation.fields == ["text"])
+        #expect(try outbox.pendingCount() == 1, "the unchanged ones are no longer pending")
+    }
+
+    @Test func nothingPendingIsAnEmptyBatch() throws {
+        let outbox = Outbox(storage: storage, clientID: "phone")
+        #expect(try outbox.nextBatch(for: collections).isEmpty)
+        try notes.add(note("a"))
+        #expect(try outbox.nextBatch(for: [:]).isEmpty, "no collection added: nothing to plan")
+    }
+
+    @Test func anUnansweredMutationOfACollectionNotAddedIsMisuse() throws {
+        try notes.add(note("a"))
+        let outbox = Outbox(storage: storage, clientID: "phone")
+        _ = try outbox.nextBatch(for: collections)
+        #expect {
+            _ = try outbox.nextBatch(for: [:])
+        } throws: { error in
+            guard let error = error as? SyncError else { return false }
+            return error.kind == .misuse && error.message.contains("notes")
+        }
+    }
+
+    @Test func anUnreadableMutationInTheFileIsAnError() throws {
+        try storage.database.write { db in
+            try db.execute(
+                sql:
+                    "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (1, 'notes', '{\"mutationID\":')"
+            )
+        }
+        let outbox = Outbox(storage: storage, clientID: "phone")
+        #expect(throws: SyncError.self) { _ = try outbox.nextBatch(for: collections) }
+    }
+
+    @Test func answersMatchEachMutationWithItsResultByCollection() throws {
+        let created = JSONRecord(unchecked: #"{"text":"new"}"#)
+        let mutations = [
+            Mutation(mutationID: 7, collection: "notes", id: "a", baseVersion: nil, record: created),
+            Mutation(mutationID: 8, collection: "tags", id: "t", baseVersion: 2, record: created, fields: ["text"]),
+            Mutation(mutationID: 9, collection: "notes", id: "b", baseVersion: 3, record: nil),
+        ]
+        let merged: JSONObject = ["text": .string("new"), "color": .string("red")]
+        let results = [
+            MutationResult(mutationID: 7, status: .applied, version: 10),
+            MutationResult(mutationID: 8, status: .applied, version: 11, value: merged),
+            MutationResult(mutationID: 9, status: .conflict, version: 5, value: ["text": .string("theirs")]),
+        ]
+        let answers = Outbox.answers(to: mutations, results: results)
+        #expect(answers.order == ["notes", "tags"])
+        #expect((answers.applied, answers.refused) == (2, 1))
+        let notes = try #require(answers.states["notes"])
+        #expect(notes.map(\.id) == ["a", "b"] && notes.map(\.answered) == [7, 9])
+        #expect(notes[0].version == 10 && notes[0].value == created, "applied as sent: the record sent")
+        #expect(notes[0].applied?.asSent == true)
+        #expect(notes[1].value?.object == ["text": .string("theirs")] && notes[1].applied == nil, "a conflict")
+        let tags = try #require(answers.states["tags"])
+        #expect(tags[0].value?.object == merged && tags[0].applied?.asSent == false, "merged on the server")
+    }
+}
