@@ -126,8 +126,18 @@ final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
     }
 
     /// SQLite's order of text (its bytes), which is not `String`'s.
+    ///
+    /// With `memcmp`: `lexicographicallyPrecedes` is a generic call per byte in unoptimized builds.
     static func byteOrder(_ left: String, _ right: String) -> Bool {
-        left.utf8.lexicographicallyPrecedes(right.utf8)
+        var left = left
+        var right = right
+        return left.withUTF8 { leftBytes in
+            right.withUTF8 { rightBytes in
+                let common = min(leftBytes.count, rightBytes.count)
+                let order = common == 0 ? 0 : memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, common)
+                return order != 0 ? order < 0 : leftBytes.count < rightBytes.count
+            }
+        }
     }
 
     /// Forgets deletion rows older than the horizon, and records the horizon: a store that last

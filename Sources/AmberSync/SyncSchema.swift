@@ -187,7 +187,7 @@ enum SyncSchema {
 
     /// SQLite's order of text (its bytes), which is not `String`'s.
     static func byteOrder(_ left: String, _ right: String) -> Bool {
-        left.utf8.lexicographicallyPrecedes(right.utf8)
+        left.precedesInUTF8(right)
     }
 
     /// The text the store holds for record `id` of `key`, `nil` when it has none.

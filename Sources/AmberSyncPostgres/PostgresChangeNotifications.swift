@@ -91,9 +91,15 @@ final class PostgresChangeNotifications: Sendable {
     /// user and every other user queued meanwhile, until the queue is empty. Otherwise it queues
     /// the user for the notification in flight to pick up, and returns.
     func announce(userID: Int64, on connection: PostgresConnection) async {
+        await announce(userIDs: [userID], on: connection)
+    }
+
+    /// Wakes the pulls of every user in `userIDs` in every other process, as
+    /// ``announce(userID:on:)`` does for one.
+    func announce(userIDs: some Sequence<Int64>, on connection: PostgresConnection) async {
         let sendsNow = state.withLock { state in
             guard !state.stopped else { return false }
-            state.queued.insert(userID)
+            state.queued.formUnion(userIDs)
             if state.sending { return false }
             state.sending = true
             return true

@@ -3,12 +3,16 @@ import AmberSyncServer
 import PostgresNIO
 
 extension PostgresSyncDatabase {
-    /// Applies a client's mutations, in order, in one transaction that holds the user's counter
-    /// row, then tells the other server processes.
+    /// Applies a client's mutations, in order, then tells the other server processes.
     ///
-    /// A batch of any size costs the same round trips: the lock on the counter row; one query
-    /// that reads the stored answers and the current records; the decisions, made in memory by
-    /// `MutationResolver`; and one statement that writes records, answers and the counter.
+    /// Pushes that arrive while others are being applied wait and are then applied together,
+    /// in one transaction (group commit): one statement locks the counter rows of all their
+    /// users, in the order of their ids; one query reads the stored answers and the current
+    /// records; `MutationResolver` decides in memory, push after push in the order they came;
+    /// one statement writes records, answers, history and counters; one commit. Holding a
+    /// user's counter row until commit makes that user's versions commit in order, across
+    /// server processes too. A push refused for its own reasons (a reused client id) changes
+    /// nothing and does not hold up the others.
     ///
     /// - Parameters:
     ///   - mutations: Mutations with increasing ids.
@@ -18,55 +22,206 @@ extension PostgresSyncDatabase {
     /// - Throws: `SyncServerError.invalidRequest(_:)` for invalid mutations, changing nothing.
     public func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
         try PushValidation.validate(mutations, clientID: clientID)
-        guard let smallestID = mutations.first?.mutationID else { return [] }
-        let logger = self.logger
-        let notifications = self.notifications
+        guard !mutations.isEmpty else { return [] }
         let fingerprints = mutations.map(MutationFingerprint.of)
-        let tag = HistoryTag.random()
-        let announce: @Sendable (PostgresConnection, Bool) async -> Void = { connection, applied in
-            if applied { await notifications.announce(userID: user.id, on: connection) }
+        return try await withCheckedThrowingContinuation { continuation in
+            let push = WaitingPushes.Push(
+                mutations: mutations, fingerprints: fingerprints, clientID: clientID, userID: user.id,
+                continuation: continuation)
+            if waitingPushes.add(push) {
+                Task { await self.applyWaitingPushes() }
+            }
         }
-        return try await transaction(afterCommit: announce) { connection in
-            // Holding the row until commit makes this user's versions commit in order. It is its
-            // own statement so that the reads after it see what the previous holder committed.
-            let versionRows = try await connection.query(
-                "SELECT version FROM amber_sync_users WHERE id = \(user.id) FOR UPDATE", logger: logger
-            ).collect()
-            guard var version = try versionRows.first?.decode(Int64.self) else { throw SyncServerError.unauthorized }
-            let (stored, found, lastMutationID) = try await Self.read(
-                mutations, clientID: clientID, userID: user.id, connection: connection, logger: logger
+    }
+
+    /// How many transactions have applied pushes, and how many pushes they applied: their ratio is
+    /// how many pushes commit together.
+    package var pushTransactions: (transactions: Int, pushes: Int) {
+        waitingPushes.applied
+    }
+
+    /// Applies waiting pushes, a batch at a time, until none wait.
+    ///
+    /// A batch waits for no lock: the pushes of a user whose counter row another transaction holds
+    /// (another server process applying that user's push) are applied each on its own, waiting
+    /// for that row, so that one user's wait holds up no other user.
+    private func applyWaitingPushes() async {
+        while let batch = waitingPushes.nextBatch() {
+            let outcomes = await apply(batch, waitingForLocks: false)
+            for (push, outcome) in zip(batch, outcomes) {
+                if let outcome {
+                    push.continuation.resume(with: outcome)
+                } else {
+                    Task {
+                        let outcome = await self.apply([push], waitingForLocks: true)
+                        push.continuation.resume(with: outcome[0] ?? .failure(SyncServerError.unauthorized))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies `batch` in one transaction: each push's outcome, `nil` for those of users whose
+    /// counter row is held elsewhere when not `waitingForLocks`.
+    private func apply(_ batch: [WaitingPushes.Push], waitingForLocks: Bool) async -> [Result<
+        [MutationResult], any Error
+    >?] {
+        let (logger, notifications) = (logger, notifications)
+        waitingPushes.count(transactionOf: batch.count)
+        do {
+            return try await transaction(
+                afterCommit: { connection, changedUsers in
+                    if !changedUsers.isEmpty { await notifications.announce(userIDs: changedUsers, on: connection) }
+                },
+                { connection in
+                    try await Self.apply(
+                        batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
+                }
             )
-            var records = found
-            var changed: Set<RecordKey> = []
-            var newResults: [(mutationID: Int64, result: MutationResult, fingerprint: String)] = []
-            var results: [MutationResult] = []
-            results.reserveCapacity(mutations.count)
-            for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                if let (result, storedFingerprint) = stored[mutation.mutationID] {
+        } catch {
+            return batch.map { _ in .failure(error) }
+        }
+    }
+
+    /// Applies `batch` in the caller's transaction: the outcome of each push, in order (`nil` for
+    /// a push whose user's row was held elsewhere, unless `waitingForLocks`), and the users whose
+    /// records changed.
+    private static func apply(
+        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, logger: Logger
+    ) async throws -> ([Result<[MutationResult], any Error>?], Set<Int64>) {
+        // Its own statement, so that the reads after it see what the previous holders committed.
+        // Rows are locked in the order of their ids, so two batches never wait on each other.
+        let userIDs = Set(batch.map(\.userID)).sorted()
+        let versionRows =
+            if waitingForLocks {
+                try await connection.query(
+                    "SELECT id, version FROM amber_sync_users WHERE id = ANY(\(userIDs)::int8[]) ORDER BY id FOR UPDATE",
+                    logger: logger)
+            } else {
+                try await connection.query(
+                    """
+                    SELECT id, version FROM amber_sync_users WHERE id = ANY(\(userIDs)::int8[])
+                    ORDER BY id FOR UPDATE SKIP LOCKED
+                    """,
+                    logger: logger)
+            }
+        var versions: [Int64: Int64] = [:]
+        for try await (id, version) in versionRows.decode((Int64, Int64).self) { versions[id] = version }
+
+        var state = try await read(batch.filter { versions[$0.userID] != nil }, connection: connection, logger: logger)
+        var outcomes: [Result<[MutationResult], any Error>?] = []
+        outcomes.reserveCapacity(batch.count)
+        for push in batch {
+            guard let version = versions[push.userID] else {
+                // Held elsewhere, or gone: a push waiting for the row finds out which.
+                outcomes.append(waitingForLocks ? .failure(SyncServerError.unauthorized) : nil)
+                continue
+            }
+            do {
+                let (results, newVersion) = try state.apply(push, after: version)
+                versions[push.userID] = newVersion
+                outcomes.append(.success(results))
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        try await write(state, versions: versions, connection: connection, logger: logger)
+        return (outcomes, state.changedUsers)
+    }
+
+    /// What a batch of pushes reads and decides, before it is written.
+    struct BatchState {
+        /// Answers given before, with the fingerprints of what they answered, and those given now.
+        var answers: [AnswerKey: (result: MutationResult, fingerprint: String?)] = [:]
+        /// The highest mutation id answered to each client.
+        var lastMutationIDs: [ClientKey: Int64] = [:]
+        /// The current state of every record the batch touches.
+        var records: [UserRecordKey: ServerRecord] = [:]
+        /// The records changed, each once, in the order first changed.
+        var changed: [UserRecordKey] = []
+        var changedUsers: Set<Int64> = []
+        /// Answers to store, in order.
+        var newAnswers: [(key: AnswerKey, result: MutationResult, fingerprint: String)] = []
+        /// For each push, the answers its client already got: those below its smallest id.
+        var forgotten: [(client: ClientKey, below: Int64)] = []
+        /// The last version of each user that changed, for its history row.
+        var historyTags: [Int64: String] = [:]
+
+        /// Decides `push` against what the batch holds so far: its results and the user's new
+        /// counter. Throws, changing nothing, when the push reuses a client id.
+        mutating func apply(_ push: WaitingPushes.Push, after version: Int64) throws -> ([MutationResult], Int64) {
+            let client = ClientKey(userID: push.userID, clientID: push.clientID)
+            let lastMutationID = lastMutationIDs[client]
+            // Every check first: a refused push changes nothing.
+            for (mutation, fingerprint) in zip(push.mutations, push.fingerprints) {
+                if let answer = answers[AnswerKey(client: client, mutationID: mutation.mutationID)] {
                     try MutationFingerprint.check(
-                        storedFingerprint, against: fingerprint, of: mutation, clientID: clientID)
-                    results.append(result)
+                        answer.fingerprint, against: fingerprint, of: mutation, clientID: push.clientID)
+                } else {
+                    try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: push.clientID)
+                }
+            }
+            var version = version
+            var results: [MutationResult] = []
+            results.reserveCapacity(push.mutations.count)
+            for (mutation, fingerprint) in zip(push.mutations, push.fingerprints) {
+                let answerKey = AnswerKey(client: client, mutationID: mutation.mutationID)
+                if let answer = answers[answerKey] {
+                    results.append(answer.result)
                     continue
                 }
-                try MutationFingerprint.checkNew(mutation, after: lastMutationID, clientID: clientID)
-                let key = RecordKey(collection: mutation.collection, id: mutation.id)
+                let key = UserRecordKey(
+                    userID: push.userID, record: RecordKey(collection: mutation.collection, id: mutation.id))
                 let outcome = MutationResolver.resolve(mutation, against: records[key], newVersion: version + 1)
                 if case .applied(let record, _) = outcome {
                     version = record.version
                     records[key] = record
-                    changed.insert(key)
+                    if changedKeys.insert(key).inserted { changed.append(key) }
+                    changedUsers.insert(push.userID)
+                    historyTags[push.userID] = historyTags[push.userID] ?? HistoryTag.random()
                 }
-                newResults.append((mutation.mutationID, outcome.result, fingerprint))
+                answers[answerKey] = (outcome.result, fingerprint)
+                newAnswers.append((answerKey, outcome.result, fingerprint))
                 results.append(outcome.result)
             }
-            try await Self.write(
-                records: changed.map { ($0, records[$0]!) }, results: newResults, version: version,
-                historyTag: changed.isEmpty ? nil : tag,
-                forgettingResultsBelow: smallestID, clientID: clientID, userID: user.id,
-                connection: connection, logger: logger
-            )
-            return (results, !changed.isEmpty)
+            if let last = push.mutations.last?.mutationID {
+                lastMutationIDs[client] = max(lastMutationID ?? last, last)
+            }
+            if let first = push.mutations.first?.mutationID {
+                forgotten.append((client, first))
+            }
+            return (results, version)
         }
+
+        private var changedKeys: Set<UserRecordKey> = []
+    }
+
+    /// A client of a user; client ids compare by their UTF-8 bytes, as the database compares them.
+    struct ClientKey: Hashable, Sendable {
+        var userID: Int64
+        var clientID: String
+
+        static func == (lhs: ClientKey, rhs: ClientKey) -> Bool {
+            lhs.userID == rhs.userID && lhs.clientID.hasSameUTF8(as: rhs.clientID)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(userID)
+            var text = clientID
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// One mutation of a client.
+    struct AnswerKey: Hashable, Sendable {
+        var client: ClientKey
+        var mutationID: Int64
+    }
+
+    /// A record of a user.
+    struct UserRecordKey: Hashable, Sendable {
+        var userID: Int64
+        var record: RecordKey
     }
 
     /// A record's place: its collection and id, compared by their UTF-8 bytes as the database
@@ -76,7 +231,7 @@ extension PostgresSyncDatabase {
         var id: String
 
         static func == (lhs: RecordKey, rhs: RecordKey) -> Bool {
-            lhs.collection.utf8.elementsEqual(rhs.collection.utf8) && lhs.id.utf8.elementsEqual(rhs.id.utf8)
+            lhs.collection.hasSameUTF8(as: rhs.collection) && lhs.id.hasSameUTF8(as: rhs.id)
         }
 
         func hash(into hasher: inout Hasher) {
@@ -88,43 +243,68 @@ extension PostgresSyncDatabase {
         }
     }
 
-    /// In one query: the answers already given to any of `mutations` (with the fingerprints of
-    /// what they answered), by mutation id; the current state of every record they touch; and
-    /// the last mutation id the client sent. The caller holds the user's counter row, so none of
-    /// them changes until commit.
-    private static func read(
-        _ mutations: [Mutation], clientID: String, userID: Int64, connection: PostgresConnection, logger: Logger
-    ) async throws -> (
-        stored: [Int64: (MutationResult, String?)], records: [RecordKey: ServerRecord], lastMutationID: Int64?
-    ) {
+    /// In one query: the answers already given to any mutation of `batch` (with the fingerprints
+    /// of what they answered), the last mutation id each of its clients sent, and the current
+    /// state of every record it touches. The caller holds the users' counter rows, so none of them
+    /// changes until commit.
+    private static func read(_ batch: [WaitingPushes.Push], connection: PostgresConnection, logger: Logger)
+        async throws -> BatchState
+    {
+        var answerUsers: [Int64] = []
+        var answerClients: [String] = []
+        var answerIDs: [Int64] = []
+        var clientUsers: [Int64] = []
+        var clients: [String] = []
+        var recordUsers: [Int64] = []
+        var collections: [String] = []
+        var ids: [String] = []
+        for push in batch {
+            clientUsers.append(push.userID)
+            clients.append(push.clientID)
+            for mutation in push.mutations {
+                answerUsers.append(push.userID)
+                answerClients.append(push.clientID)
+                answerIDs.append(mutation.mutationID)
+                recordUsers.append(push.userID)
+                collections.append(mutation.collection)
+                ids.append(mutation.id)
+            }
+        }
         let rows = try await connection.query(
             """
-            SELECT 'r', mutation_id, result, fingerprint, NULL, NULL::int8, NULL::int8, NULL
+            SELECT 'r', user_id, client_id, mutation_id, result, fingerprint, NULL::int8, NULL::int8, NULL::text
             FROM amber_sync_mutation_results
-            WHERE user_id = \(userID) AND client_id = \(clientID) AND mutation_id = ANY(\(mutations.map(\.mutationID))::int8[])
+            WHERE (user_id, client_id, mutation_id) IN (
+                SELECT * FROM unnest(\(answerUsers)::int8[], \(answerClients)::text[], \(answerIDs)::int8[]))
             UNION ALL
-            SELECT 'm', max(mutation_id), NULL, NULL, NULL, NULL::int8, NULL::int8, NULL
+            SELECT 'm', user_id, client_id, max(mutation_id), NULL, NULL, NULL, NULL, NULL
             FROM amber_sync_mutation_results
-            WHERE user_id = \(userID) AND client_id = \(clientID)
+            WHERE (user_id, client_id) IN (SELECT * FROM unnest(\(clientUsers)::int8[], \(clients)::text[]))
+            GROUP BY user_id, client_id
             UNION ALL
-            SELECT 'c', NULL, collection, id, value, version, created_version, field_versions
+            SELECT 'c', user_id, collection, NULL, id, value, version, created_version, field_versions
             FROM amber_sync_records
-            WHERE user_id = \(userID)
-              AND (collection, id) IN (SELECT * FROM unnest(\(mutations.map(\.collection))::text[], \(mutations.map(\.id))::text[]))
+            WHERE (user_id, collection, id) IN (
+                SELECT * FROM unnest(\(recordUsers)::int8[], \(collections)::text[], \(ids)::text[]))
             """,
             logger: logger
         )
-        var stored: [Int64: (MutationResult, String?)] = [:]
-        var records: [RecordKey: ServerRecord] = [:]
-        var lastMutationID: Int64?
-        for try await row in rows.decode((String, Int64?, String?, String?, String?, Int64?, Int64?, String?).self) {
+        var state = BatchState()
+        for try await row in rows.decode(
+            (String, Int64, String, Int64?, String?, String?, Int64?, Int64?, String?).self)
+        {
             switch row {
-            case ("r", let mutationID?, let result?, let fingerprint, _, _, _, _):
-                stored[mutationID] = (try JSONText.decode(MutationResult.self, from: result), fingerprint)
-            case ("m", let mutationID, _, _, _, _, _, _):
-                lastMutationID = mutationID
-            case ("c", _, let collection?, let id?, let value, let version?, let createdVersion?, let fieldVersions?):
-                records[RecordKey(collection: collection, id: id)] = ServerRecord(
+            case ("r", let userID, let clientID, let mutationID?, let result?, let fingerprint, _, _, _):
+                let key = AnswerKey(client: ClientKey(userID: userID, clientID: clientID), mutationID: mutationID)
+                state.answers[key] = (try JSONText.decode(MutationResult.self, from: result), fingerprint)
+            case ("m", let userID, let clientID, let mutationID?, _, _, _, _, _):
+                state.lastMutationIDs[ClientKey(userID: userID, clientID: clientID)] = mutationID
+            case (
+                "c", let userID, let collection, _, let id?, let value, let version?, let createdVersion?,
+                let fieldVersions?
+            ):
+                let key = UserRecordKey(userID: userID, record: RecordKey(collection: collection, id: id))
+                state.records[key] = ServerRecord(
                     value: try value.map { try JSONText.decode(JSONObject.self, from: $0) },
                     version: version,
                     createdVersion: createdVersion,
@@ -134,36 +314,41 @@ extension PostgresSyncDatabase {
                 continue
             }
         }
-        return (stored, records, lastMutationID)
+        return state
     }
 
     /// In one statement: the records' new states, the answers given (so a re-sent mutation gets
-    /// the same one), the user's counter, and the forgetting of answers the client already got
-    /// (those of mutations below `smallestID`: it sends a batch only after the previous was answered).
+    /// the same one), a history row and the counter of each user whose records changed, and the
+    /// forgetting of answers the clients already got (those of mutations below the smallest id
+    /// of each push: a client sends a batch only after the previous was answered).
     private static func write(
-        records: [(key: RecordKey, record: ServerRecord)],
-        results: [(mutationID: Int64, result: MutationResult, fingerprint: String)],
-        version: Int64, historyTag: String?, forgettingResultsBelow smallestID: Int64, clientID: String, userID: Int64,
-        connection: PostgresConnection, logger: Logger
+        _ state: BatchState, versions: [Int64: Int64], connection: PostgresConnection, logger: Logger
     ) async throws {
-        let values = try records.map { try $0.record.value.map(JSONText.encode) ?? "" }
-        let deleted = records.map { $0.record.value == nil }
-        let fieldVersions = try records.map { try JSONText.encode($0.record.fieldVersions) }
-        let resultTexts = try results.map { try JSONText.encode($0.result) }
+        let records = state.changed.map { ($0, state.records[$0]!) }
+        let values = try records.map { try $0.1.value.map(JSONText.encode) ?? "" }
+        let deleted = records.map { $0.1.value == nil }
+        let fieldVersions = try records.map { try JSONText.encode($0.1.fieldVersions) }
+        let resultTexts = try state.newAnswers.map { try JSONText.encode($0.result) }
+        let changedUsers = state.changedUsers.sorted()
         try await connection.query(
             """
             WITH forgotten AS (
-                DELETE FROM amber_sync_mutation_results
-                WHERE user_id = \(userID) AND client_id = \(clientID) AND mutation_id < \(smallestID)
+                DELETE FROM amber_sync_mutation_results AS r
+                USING unnest(
+                    \(state.forgotten.map(\.client.userID))::int8[], \(state.forgotten.map(\.client.clientID))::text[],
+                    \(state.forgotten.map(\.below))::int8[]
+                ) AS f(u, c, m)
+                WHERE r.user_id = f.u AND r.client_id = f.c AND r.mutation_id < f.m
             ), stored_records AS (
                 INSERT INTO amber_sync_records
                     (user_id, collection, id, version, created_version, value, field_versions, changed_at)
-                SELECT \(userID), c, i, v, cv, CASE WHEN d THEN NULL ELSE val END, fv, now()
+                SELECT u, c, i, v, cv, CASE WHEN d THEN NULL ELSE val END, fv, now()
                 FROM unnest(
-                    \(records.map(\.key.collection))::text[], \(records.map(\.key.id))::text[],
-                    \(records.map(\.record.version))::int8[], \(records.map(\.record.createdVersion))::int8[],
+                    \(records.map(\.0.userID))::int8[],
+                    \(records.map(\.0.record.collection))::text[], \(records.map(\.0.record.id))::text[],
+                    \(records.map(\.1.version))::int8[], \(records.map(\.1.createdVersion))::int8[],
                     \(values)::text[], \(deleted)::bool[], \(fieldVersions)::text[]
-                ) AS t(c, i, v, cv, val, d, fv)
+                ) AS t(u, c, i, v, cv, val, d, fv)
                 ON CONFLICT (user_id, collection, id) DO UPDATE SET
                     version = excluded.version,
                     created_version = excluded.created_version,
@@ -172,17 +357,93 @@ extension PostgresSyncDatabase {
                     changed_at = excluded.changed_at
             ), stored_results AS (
                 INSERT INTO amber_sync_mutation_results (user_id, client_id, mutation_id, result, fingerprint)
-                SELECT \(userID), \(clientID), m, r, f
+                SELECT u, c, m, r, f
                 FROM unnest(
-                    \(results.map(\.mutationID))::int8[], \(resultTexts)::text[], \(results.map(\.fingerprint))::text[]
-                ) AS t(m, r, f)
+                    \(state.newAnswers.map(\.key.client.userID))::int8[],
+                    \(state.newAnswers.map(\.key.client.clientID))::text[],
+                    \(state.newAnswers.map(\.key.mutationID))::int8[], \(resultTexts)::text[],
+                    \(state.newAnswers.map(\.fingerprint))::text[]
+                ) AS t(u, c, m, r, f)
             ), stored_history AS (
                 INSERT INTO amber_sync_history (user_id, version, tag)
-                SELECT \(userID), \(version), \(historyTag) WHERE \(historyTag)::text IS NOT NULL
+                SELECT u, v, t
+                FROM unnest(
+                    \(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[],
+                    \(changedUsers.map { state.historyTags[$0]! })::text[]
+                ) AS h(u, v, t)
             )
-            UPDATE amber_sync_users SET version = \(version) WHERE id = \(userID) AND version <> \(version)
+            UPDATE amber_sync_users SET version = t.v
+            FROM unnest(\(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[]) AS t(u, v)
+            WHERE id = t.u
             """,
             logger: logger
         )
+    }
+}
+
+/// Pushes waiting to be applied on one server process, taken a batch at a time.
+final class WaitingPushes: Sendable {
+    /// One push request, waiting for its outcome.
+    struct Push: Sendable {
+        let mutations: [Mutation]
+        let fingerprints: [String]
+        let clientID: String
+        let userID: Int64
+        let continuation: CheckedContinuation<[MutationResult], any Error>
+    }
+
+    /// The most mutations in one batch, unless a single push has more.
+    static let maximumMutations = 5_000
+
+    private struct State {
+        var waiting: [Push] = []
+        var applying = false
+        var applied = (transactions: 0, pushes: 0)
+    }
+
+    private let state = Protected(State())
+
+    /// How many transactions have applied pushes, and how many pushes they applied.
+    var applied: (transactions: Int, pushes: Int) {
+        state.withLock { $0.applied }
+    }
+
+    /// Counts a transaction that applies `pushes` pushes.
+    func count(transactionOf pushes: Int) {
+        state.withLock {
+            $0.applied.transactions += 1
+            $0.applied.pushes += pushes
+        }
+    }
+
+    /// Queues `push`; returns whether the caller must start applying batches (none is being applied).
+    func add(_ push: Push) -> Bool {
+        state.withLock { state in
+            state.waiting.append(push)
+            if state.applying { return false }
+            state.applying = true
+            return true
+        }
+    }
+
+    /// The pushes waiting, in the order they came, up to ``maximumMutations`` mutations; `nil`
+    /// when none wait, and then applying stops until the next ``add(_:)``.
+    func nextBatch() -> [Push]? {
+        state.withLock { state in
+            guard !state.waiting.isEmpty else {
+                state.applying = false
+                return nil
+            }
+            var mutations = 0
+            var count = 0
+            for push in state.waiting {
+                if count > 0, mutations + push.mutations.count > Self.maximumMutations { break }
+                mutations += push.mutations.count
+                count += 1
+            }
+            let batch = Array(state.waiting.prefix(count))
+            state.waiting.removeFirst(count)
+            return batch
+        }
     }
 }

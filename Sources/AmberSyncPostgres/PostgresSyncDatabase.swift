@@ -38,6 +38,8 @@ public final class PostgresSyncDatabase: SyncDatabase {
     let notifications: PostgresChangeNotifications
     /// `databaseID()`, once read.
     let identity = Protected<String?>(nil)
+    /// Pushes waiting to be applied together.
+    let waitingPushes = WaitingPushes()
     /// The pool of connections for queries, and its running; replaced after an outage.
     private let pool: Protected<Pool>
     private let address: PostgresAddress

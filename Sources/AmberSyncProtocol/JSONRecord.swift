@@ -51,7 +51,7 @@ public struct JSONRecord: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether both records hold the same object.
     public static func == (left: JSONRecord, right: JSONRecord) -> Bool {
-        left.text.utf8.elementsEqual(right.text.utf8) || left.object == right.object
+        left.text.hasSameUTF8(as: right.text) || left.object == right.object
     }
 }
 

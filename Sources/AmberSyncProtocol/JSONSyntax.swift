@@ -1,3 +1,5 @@
+import Foundation
+
 /// A strict check of JSON text against RFC 8259, run before ``JSONReader`` reads it: no trailing
 /// commas, no UTF-16, nothing other implementations of the protocol would refuse.
 ///
@@ -211,6 +213,39 @@ package enum JSONSyntax {
 
         private func invalid(_ problem: String) -> JSONWireError {
             .syntax(problem, offset: index)
+        }
+    }
+}
+
+extension String {
+    /// Whether both strings are the same UTF-8 bytes (not only canonically equivalent).
+    ///
+    /// With `memcmp`: `utf8.elementsEqual` is a generic call per byte in unoptimized builds
+    /// (`swift run`, the tests), a second for a string of a megabyte.
+    package func hasSameUTF8(as other: String) -> Bool {
+        utf8.count == other.utf8.count && compareUTF8(with: other) == 0
+    }
+
+    /// Whether the string's UTF-8 bytes sort before `other`'s: SQLite's order of text, and the
+    /// order of keys in written JSON. Not `String`'s `<`, which takes canonically equivalent text
+    /// as equal.
+    package func precedesInUTF8(_ other: String) -> Bool {
+        compareUTF8(with: other) < 0
+    }
+
+    /// Negative, zero or positive as the UTF-8 bytes sort before, equal to or after `other`'s.
+    private func compareUTF8(with other: String) -> Int {
+        var left = self
+        var right = other
+        return left.withUTF8 { leftBytes in
+            right.withUTF8 { rightBytes in
+                let common = min(leftBytes.count, rightBytes.count)
+                if common > 0 {
+                    let order = memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, common)
+                    if order != 0 { return Int(order) }
+                }
+                return leftBytes.count - rightBytes.count
+            }
         }
     }
 }

@@ -234,6 +234,13 @@ extension MutationResult: JSONWireEncodable, JSONWireDecodable {
 }
 
 extension PullResponse: JSONWireEncodable, JSONWireDecodable {
+    /// About the length of the answer's JSON text: its records' text and each change's other fields.
+    package var estimatedJSONByteCount: Int {
+        changes.reduce(128) { sum, change in
+            sum + (change.record?.text.utf8.count ?? 0) + change.collection.utf8.count + change.id.utf8.count + 80
+        }
+    }
+
     package func write(to writer: inout JSONWriter) {
         writer.raw(#"{"changes":["#)
         for (offset, change) in changes.enumerated() {

@@ -85,7 +85,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         case (.null, .null): return true
         case (.bool(let left), .bool(let right)): return left == right
         case (.integer(let left), .integer(let right)): return left == right
-        case (.number(let left), .number(let right)): return left.text.utf8.elementsEqual(right.text.utf8)
+        case (.number(let left), .number(let right)): return left.text.hasSameUTF8(as: right.text)
         case (.string(let left), .string(let right)): return sameBytes(left, right)
         case (.array(let left), .array(let right)): return left == right
         case (.object(let left), .object(let right)): return exactlyEqual(left, right)
@@ -123,7 +123,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
 
     private static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+        lhs.hasSameUTF8(as: rhs)
     }
 
     private static func combineBytes(_ text: String, into hasher: inout Hasher) {

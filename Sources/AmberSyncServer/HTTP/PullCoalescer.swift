@@ -19,7 +19,9 @@ final class PullCoalescer: Sendable {
 
     /// A pull's answer, encoded once for everyone who shares it.
     struct Answer: Sendable {
-        let response: PullResponse
+        /// Whether the answer lists no change. The records themselves are not kept: once
+        /// written into `body`, holding them too would double a page's memory.
+        let isEmpty: Bool
         let body: ByteBuffer
 
         /// The answer as a `200` response.
@@ -28,20 +30,34 @@ final class PullCoalescer: Sendable {
         }
     }
 
-    private let flights = Protected([Key: Task<Answer, any Error>]())
+    private let reads = SharedReads<Key, Answer>()
 
     /// The answer of the read in flight for `key`, or of a new one made with `read`.
     func answer(for key: Key, read: @escaping @Sendable () async throws -> PullResponse) async throws -> Answer {
-        let (flight, leads) = flights.withLock { flights -> (Task<Answer, any Error>, Bool) in
+        try await reads.value(for: key) {
+            let response = try await read()
+            let bytes = JSONWriter.bytes(of: response, capacity: response.estimatedJSONByteCount)
+            return Answer(isEmpty: response.changes.isEmpty, body: ByteBuffer(bytes: bytes))
+        }
+    }
+}
+
+/// One read at a time per key, its value shared by every caller that asks while it is in flight.
+///
+/// The caller that started a read ends its flight when it has the value: a caller that asks
+/// after that starts a new read, so no one gets a value read before they asked, only one read
+/// while they waited.
+final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let flights = Protected([Key: Task<Value, any Error>]())
+
+    /// The value of the read in flight for `key`, or of a new one made with `read`.
+    func value(for key: Key, read: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let (flight, leads) = flights.withLock { flights -> (Task<Value, any Error>, Bool) in
             if let flight = flights[key] { return (flight, false) }
-            let flight = Task {
-                let response = try await read()
-                return Answer(response: response, body: ByteBuffer(bytes: JSONWriter.bytes(of: response)))
-            }
+            let flight = Task { try await read() }
             flights[key] = flight
             return (flight, true)
         }
-        // The pull that started the read ends the flight: later pulls read again.
         defer {
             if leads { flights.withLock { $0[key] = nil } }
         }

@@ -121,10 +121,10 @@ extension SyncServer {
             }
             try Self.checkExpiry(expiry, waited: waited, clock: clock)
             let remaining = clock.now.duration(to: deadline)
-            guard answer.response.changes.isEmpty, remaining > .zero else {
+            guard answer.isEmpty, remaining > .zero else {
                 if waited {
                     // The token may have been revoked while the pull waited.
-                    try await checkToken(of: request, user: user)
+                    try await checkToken(of: request, user: user, generation: generation)
                 }
                 return answer.httpResponse
             }
@@ -144,7 +144,7 @@ extension SyncServer {
             guard woken else {
                 // The wait ran to the token's expiry (a timer may fire a moment early): refused.
                 if let expiry, expiry <= deadline { try Self.checkExpiry(expiry, waited: true, clock: nil) }
-                try await checkToken(of: request, user: user)
+                try await checkToken(of: request, user: user, generation: notifier.generation(for: user.id))
                 return answer.httpResponse
             }
         }
@@ -174,15 +174,26 @@ extension SyncServer {
     /// Looks the request's token up again, as authentication did.
     ///
     /// - Throws: ``SyncServerError/unauthorized`` when the token no longer belongs to `user`.
-    private func checkToken(of request: Request, user: SyncUser) async throws {
+    ///
+    /// The pulls one push wakes check together: those with the same token, woken at the same
+    /// `generation` of the user's notifier, share one read, which starts after the wake, so after
+    /// any revocation committed before the push.
+    private func checkToken(of request: Request, user: SyncUser, generation: UInt64) async throws {
         let (database, metrics) = (database, metrics)
         guard let token = AuthenticationMiddleware.bearerToken(in: request.headers[.authorization]) else {
             throw SyncServerError.unauthorized
         }
         // A JWT is not revoked on this server; its expiry is checked apart.
         if jwtVerifier != nil, JWTVerifier.looksLikeJWT(token) { return }
-        guard let current = try await metrics.database(.authenticate, { try await database.user(forToken: token) }),
-            current.id == user.id
-        else { throw SyncServerError.unauthorized }
+        let current = try await tokenChecks.value(for: TokenCheck(token: token, generation: generation)) {
+            try await metrics.database(.authenticate, { try await database.user(forToken: token) })
+        }
+        guard let current, current.id == user.id else { throw SyncServerError.unauthorized }
+    }
+
+    /// A token checked once the pulls of one wake-up of its user are answered.
+    struct TokenCheck: Hashable, Sendable {
+        let token: String
+        let generation: UInt64
     }
 }

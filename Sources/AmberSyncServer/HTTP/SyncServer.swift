@@ -36,6 +36,8 @@ public struct SyncServer: Sendable {
     public let jwtVerifier: JWTVerifier?
     /// Shares database reads among pulls that ask the same question at once.
     let pullCoalescer = PullCoalescer()
+    /// Token checks shared by the pulls one push wakes.
+    let tokenChecks = SharedReads<TokenCheck, SyncUser?>()
     /// The pulls held waiting for a change, counted against ``limits``.
     let waitingPulls = WaitingPulls()
     /// The connections open, counted against ``limits``.

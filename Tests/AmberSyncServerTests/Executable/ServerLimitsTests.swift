@@ -21,6 +21,29 @@ import Testing
         }
     }
 
+    /// A server on a SQLite database made by `amber-sync user add ann`, as an operator makes one;
+    /// `body` gets the server, Ann's token, and a way to add more users the same way.
+    func withCommandLineServer(
+        arguments: [String] = [],
+        _ body: (ServeProcess, String, (String) async throws -> String) async throws -> Void
+    ) async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("sync.sqlite").path
+        @Sendable func addUser(_ name: String) async throws -> String {
+            let process = Process()
+            process.executableURL = builtExecutable(named: "amber-sync")
+            process.arguments = ["user", "add", name, "--database", database]
+            let result = try await runToEndOnItsOwnThread(process)
+            try #require(result.status == 0, "user add \(name): \(result.error)")
+            return try #require(result.output.split(separator: "\n").last.map(String.init))
+        }
+        let token = try await addUser("ann")
+        let server = try await ServeProcess(database: database, arguments: arguments)
+        defer { server.stop() }
+        try await body(server, token, addUser)
+    }
+
     @Test func httpErrorsAreAnsweredWithAnErrorBody() async throws {
         try await withServer { server, _, _ in
             let requests: [(String, [UInt8])] = [
@@ -125,10 +148,7 @@ import Testing
             let bob = try await test.database.addUser(named: "bob")
             let carol = try await test.database.addUser(named: "carol")
             func hold(_ token: String) async throws -> RawConnection {
-                let connection = try RawConnection(port: server.port)
-                try await connection.send(
-                    "GET /v1/pull?wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
-                return connection
+                try await holdPull(on: server, token: token)
             }
             let held = [try await hold(token), try await hold(token)]
             try await Task.sleep(for: .milliseconds(500))
@@ -150,6 +170,58 @@ import Testing
             let quick = try await httpRequest(server.url("/v1/pull"), token: token)
             #expect(quick.status == 200)
             withExtendedLifetime(held) {}
+        }
+    }
+
+    /// Opens a connection and sends a pull that waits up to 30 s for a change.
+    func holdPull(on server: ServeProcess, token: String) async throws -> RawConnection {
+        let connection = try RawConnection(port: server.port)
+        try await connection.send("GET /v1/pull?wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        return connection
+    }
+
+    @Test func atTheDefaultsOneUserHoldsAtMostAHundredWaitingPulls() async throws {
+        try await withCommandLineServer { server, token, addUser in
+            var held: [RawConnection] = []
+            for _ in 0..<SyncServerLimits().maximumWaitingPullsPerUser {
+                held.append(try await holdPull(on: server, token: token))
+            }
+            try await Task.sleep(for: .seconds(2))
+            let refused = try await holdPull(on: server, token: token)
+            let answer = try #require(
+                RawResponse(await refused.receiveUntilClosed(timeout: 5).data), "the 101st waiting pull was held")
+            #expect(answer.status == 429)
+            #expect(answer.headers["retry-after"] != nil)
+            #expect(answer.errorSentence?.contains("100 pulls waiting") == true, "\(answer.errorSentence ?? "")")
+            // Another user is still served.
+            let bob = try await addUser("bob")
+            #expect(try await httpRequest(server.url("/v1/pull"), token: bob).status == 200)
+            withExtendedLifetime(held) {}
+        }
+    }
+
+    @Test func atTheDefaultsAConnectionThatStopsMidRequestIsClosedWithinHalfAMinute() async throws {
+        try await withCommandLineServer { server, token, _ in
+            let sends: [(String, String)] = [
+                ("half the headers", "GET /v1/pull HTTP/1.1\r\nHost: x\r\nAuthor"),
+                (
+                    "half the body",
+                    "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: 100\r\n\r\n{\"clientID\""
+                ),
+            ]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (name, text) in sends {
+                    group.addTask {
+                        let connection = try RawConnection(port: server.port)
+                        try await connection.send(text)
+                        let start = Date()
+                        let (_, closed) = await connection.receiveUntilClosed(timeout: 45)
+                        #expect(closed, "\(name): still open after 45 s")
+                        #expect(Date().timeIntervalSince(start) >= 25, "\(name): closed too soon")
+                    }
+                }
+                try await group.waitForAll()
+            }
         }
     }
 
@@ -237,12 +309,79 @@ import Testing
         }
     }
 
+    /// Pushes one new record `id` whose `text` field is `text`.
+    func push(id: String, text: String, mutationID: Int64, to server: ServeProcess, token: String) async throws {
+        let push = PushRequest(
+            clientID: "phone",
+            mutations: [
+                Mutation(
+                    mutationID: mutationID, collection: "notes", id: id, baseVersion: nil,
+                    value: ["text": .string(text)])
+            ]
+        )
+        let pushed = try await httpRequest(
+            server.url("/v1/push"), method: "POST", token: token, body: try JSONEncoder().encode(push))
+        #expect(pushed.status == 200, "\(String(decoding: pushed.body, as: UTF8.self))")
+    }
+
+    /// Pulls from cursor 0 to the end: each page's record count and answer size.
+    func pullAll(from server: ServeProcess, token: String) async throws -> [(records: Int, bytes: Int)] {
+        var cursor: Int64 = 0
+        var pages: [(records: Int, bytes: Int)] = []
+        while pages.count <= 100 {
+            let answer = try await httpRequest(server.url("/v1/pull?cursor=\(cursor)"), token: token)
+            try #require(answer.status == 200)
+            let page = try JSONDecoder().decode(PullResponse.self, from: answer.body)
+            pages.append((page.changes.count, answer.body.count))
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        return pages
+    }
+
+    @Test func atTheDefaultsAPullPageHoldsAtMostOneLargestBodyOfRecords() async throws {
+        try await withCommandLineServer { server, token, _ in
+            let text = String(repeating: "x", count: 3_500_000)
+            for index in 1...3 {
+                try await push(id: "n\(index)", text: text, mutationID: Int64(index), to: server, token: token)
+            }
+            let pages = try await pullAll(from: server, token: token)
+            #expect(pages.map(\.records) == [2, 1])
+            for page in pages {
+                #expect(page.bytes < SyncLimits.defaultMaximumBody, "a page of \(page.bytes) bytes")
+            }
+        }
+    }
+
+    #if os(Linux)
+        @Test func pullingFortyMiBOfRecordsKeepsTheServersMemoryBounded() async throws {
+            // The report: with `--max-body` 1 MiB, 40 records of 1 MiB came back as one 40 MiB answer.
+            try await withCommandLineServer(arguments: ["--max-body", "1048576"]) { server, token, _ in
+                let text = String(repeating: "x", count: 1_000_000)
+                for index in 1...40 {
+                    try await push(id: "n\(index)", text: text, mutationID: Int64(index), to: server, token: token)
+                }
+                let before = try server.memory()
+                let pages = try await pullAll(from: server, token: token)
+                let after = try server.memory()
+                #expect(pages.map(\.records).reduce(0, +) == 40)
+                #expect(pages.allSatisfy { $0.bytes < 9 * 1_048_576 }, "\(pages.map(\.bytes))")
+                let growth = after.peak - before.peak
+                print(
+                    "server memory: resident \(before.resident >> 20) MiB, peak \(before.peak >> 20) MiB",
+                    "→ \(after.peak >> 20) MiB over \(pages.count) pages")
+                #expect(growth < 64 * 1_048_576, "the server's peak memory grew by \(growth >> 20) MiB")
+            }
+        }
+    #endif
+
     @Test func largePushesDoNotHoldUpOtherUsers() async throws {
-        try await withServer { server, token, test in
-            let bob = try await test.database.addUser(named: "bob")
-            // Two bodies of about 3 MB: many small fields, which take seconds to decode.
+        try await withCommandLineServer { server, token, addUser in
+            let bob = try await addUser("bob")
+            // Two bodies just under the default largest body (8 MiB), of many small fields: what a
+            // naive server takes seconds of CPU to decode.
             var value: JSONObject = [:]
-            for index in 0..<60_000 { value["field\(index)"] = .string("0123456789abcdefghijklmnopqrstuv") }
+            for index in 0..<165_000 { value["field\(index)"] = .string("0123456789abcdefghijklmnopqrstuv") }
             let bodies = try (1...2).map { index in
                 try JSONEncoder().encode(
                     PushRequest(
@@ -252,7 +391,7 @@ import Testing
                                 mutationID: 1, collection: "notes", id: "big\(index)", baseVersion: nil, value: value)
                         ]))
             }
-            #expect(bodies[0].count > 2_500_000 && bodies[0].count < SyncLimits.defaultMaximumBody)
+            #expect(bodies[0].count > 7_500_000 && bodies[0].count < SyncLimits.defaultMaximumBody)
             // Raw sockets on threads of their own: the test's own HTTP client must not be what waits.
             let pushed = Locked<[Int]>([])
             let group = DispatchGroup()

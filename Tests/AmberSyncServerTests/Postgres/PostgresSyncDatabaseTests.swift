@@ -197,4 +197,75 @@ struct PostgresSyncDatabaseTests {
         try await holder.close()
         await database.close()
     }
+
+    @Test func pushesThatWaitTogetherCommitTogetherAndEachGetsItsOwnAnswer() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, maximumConnections: 4, logger: logger)
+        var users: [SyncUser] = []
+        for name in ["ann", "bob", "cat", "dan"] {
+            users.append(try #require(try await database.user(forToken: database.addUser(named: name))))
+        }
+        // Four users, three clients each, ten pushes a client, all at once.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for user in users {
+                for client in ["phone", "tablet", "laptop"] {
+                    group.addTask {
+                        for mutationID in 1...10 {
+                            let results = try await database.push(
+                                [
+                                    Mutation(
+                                        mutationID: Int64(mutationID), collection: "notes",
+                                        id: "\(client)-\(mutationID)",
+                                        baseVersion: nil, value: ["n": .integer(Int64(mutationID))])
+                                ], clientID: client, for: user)
+                            #expect(results.map(\.status) == [.applied])
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Each user's versions are 1...30, one per push, whatever batch each push was in.
+        for user in users {
+            let changes = try await database.pull(for: user, after: 0, limit: 100).changes
+            #expect(changes.map(\.version) == Array(1...30))
+            #expect(Set(changes.map(\.id)).count == 30)
+        }
+        let applied = database.pushTransactions
+        #expect(applied.pushes == 120)
+        #expect(applied.transactions < 120, "\(applied.transactions) transactions for 120 pushes")
+
+        // A copied phone's different mutation under an answered id is refused alone; the pushes
+        // of the same batch are applied.
+        let ann = users[0]
+        async let copied: (any Error)? = {
+            do {
+                _ = try await database.push(
+                    [Mutation(mutationID: 10, collection: "notes", id: "other", baseVersion: nil, value: [:])],
+                    clientID: "phone", for: ann)
+                return nil
+            } catch {
+                return error
+            }
+        }()
+        async let others = withThrowingTaskGroup(of: [MutationResult].self) { group in
+            for user in users {
+                group.addTask {
+                    try await database.push(
+                        [Mutation(mutationID: 11, collection: "notes", id: "late", baseVersion: nil, value: [:])],
+                        clientID: "tablet", for: user)
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let refused = await copied
+        guard case SyncServerError.clientIDReused = try #require(refused) else {
+            Issue.record("refused with \(String(describing: refused))")
+            return
+        }
+        #expect(try await others.map(\.status) == Array(repeating: .applied, count: 4))
+        #expect(try await database.pull(for: ann, after: 30, limit: 10).changes.map(\.id) == ["late"])
+        await database.close()
+    }
 }

@@ -60,6 +60,19 @@ final class ServeProcess: Sendable {
         URL(string: "http://127.0.0.1:\(port)\(path)")!
     }
 
+    /// The server's resident memory now and at its peak, in bytes, from `/proc` (Linux only).
+    func memory() throws -> (resident: Int, peak: Int) {
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        func kilobytes(_ field: String) throws -> Int {
+            let line = status.split(separator: "\n").first { $0.hasPrefix("\(field):") }
+            guard let value = line?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+                throw ServeProcessError("no \(field) in /proc/\(process.processIdentifier)/status")
+            }
+            return value * 1_024
+        }
+        return (try kilobytes("VmRSS"), try kilobytes("VmHWM"))
+    }
+
     /// Stops the server (SIGKILL) and waits for it.
     func stop() {
         if process.isRunning {
