@@ -20,16 +20,81 @@ extension PostgresSyncDatabase: AttachmentStorage {
         return try rows.first?.decode(Int64.self)
     }
 
+    public func missingAttachments(_ hashes: [String], for user: SyncUser) async throws -> [MissingAttachment] {
+        let present = Set(
+            try await collect(
+                """
+                UPDATE amber_sync_attachments SET referenced_at = now()
+                WHERE user_id = \(user.id) AND sha256 = ANY(\(hashes)) RETURNING sha256
+                """
+            ).map { try $0.decode(String.self) })
+        let absent = hashes.filter { !present.contains($0) }
+        guard !absent.isEmpty else { return [] }
+        let held = Dictionary(
+            try await collect(
+                """
+                SELECT sha256, size FROM amber_sync_attachment_uploads
+                WHERE user_id = \(user.id) AND sha256 = ANY(\(absent))
+                """
+            ).map { try $0.decode((String, Int64).self) }, uniquingKeysWith: { first, _ in first })
+        return absent.map { MissingAttachment(sha256: $0, uploadOffset: held[$0] ?? 0) }
+    }
+
     public func attachmentBytes(for user: SyncUser) async throws -> Int64 {
         let rows = try await collect(
             "SELECT coalesce(sum(size), 0)::int8 FROM amber_sync_attachments WHERE user_id = \(user.id)")
         return try rows.first?.decode(Int64.self) ?? 0
     }
 
-    public func beginAttachment(_ hash: String, for user: SyncUser) async throws -> any AttachmentUpload {
-        let id = UUID().uuidString.lowercased()
-        _ = try await collect("INSERT INTO amber_sync_attachment_uploads (id, user_id) VALUES (\(id), \(user.id))")
-        return PostgresAttachmentUpload(database: self, id: id, hash: hash, userID: user.id)
+    public func heldUploadBytes(_ hash: String, for user: SyncUser) async throws -> Int64 {
+        let rows = try await collect(
+            "SELECT size FROM amber_sync_attachment_uploads WHERE user_id = \(user.id) AND sha256 = \(hash)")
+        return try rows.first?.decode(Int64.self) ?? 0
+    }
+
+    public func beginAttachment(_ hash: String, for user: SyncUser, at offset: Int64) async throws
+        -> any AttachmentUpload
+    {
+        let writer = UUID().uuidString.lowercased()
+        let logger = self.logger
+        let id = try await transaction { connection -> String in
+            let found = try await connection.query(
+                """
+                SELECT id, size FROM amber_sync_attachment_uploads
+                WHERE user_id = \(user.id) AND sha256 = \(hash) FOR UPDATE
+                """, logger: logger
+            ).collect().first.map { try $0.decode((String, Int64).self) }
+            if offset == 0 {
+                // Starting over: a request still writing the old upload stops at its next chunk.
+                if let old = found?.0 {
+                    try await connection.query(
+                        "DELETE FROM amber_sync_attachment_chunks WHERE upload_id = \(old)", logger: logger)
+                    try await connection.query(
+                        "DELETE FROM amber_sync_attachment_uploads WHERE id = \(old)", logger: logger)
+                }
+                let id = UUID().uuidString.lowercased()
+                // A concurrent start of the same upload that committed first makes this one fail
+                // on the unique index: it is answered as an upload in progress.
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO amber_sync_attachment_uploads (id, user_id, sha256, writer)
+                    VALUES (\(id), \(user.id), \(hash), \(writer))
+                    ON CONFLICT (user_id, sha256) DO NOTHING RETURNING id
+                    """, logger: logger
+                ).collect()
+                guard !inserted.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
+                return id
+            }
+            guard let id = found?.0, found?.1 == offset else {
+                throw SyncServerError.uploadOffsetMismatch(hash: hash, held: found?.1 ?? 0, sent: offset)
+            }
+            try await connection.query(
+                "UPDATE amber_sync_attachment_uploads SET writer = \(writer), written_at = now() WHERE id = \(id)",
+                logger: logger)
+            return id
+        }
+        return PostgresAttachmentUpload(
+            database: self, id: id, writer: writer, hash: hash, userID: user.id, offset: offset)
     }
 
     public func readAttachment(
@@ -106,7 +171,8 @@ extension PostgresSyncDatabase: AttachmentStorage {
         let logger = self.logger
         try await transaction { connection in
             let uploads = try await connection.query(
-                "DELETE FROM amber_sync_attachment_uploads WHERE started_at < \(abandoned) RETURNING id", logger: logger
+                "DELETE FROM amber_sync_attachment_uploads WHERE written_at < \(abandoned) RETURNING id",
+                logger: logger
             ).collect().map { try $0.decode(String.self) }
             try await connection.query(
                 "DELETE FROM amber_sync_attachment_chunks WHERE upload_id = ANY(\(uploads))", logger: logger)
@@ -115,58 +181,110 @@ extension PostgresSyncDatabase: AttachmentStorage {
     }
 }
 
-/// One upload into PostgreSQL: chunks under a fresh upload id, made visible by one row at the end.
+/// One request's part of an upload into PostgreSQL: whole chunks under the upload's id, each
+/// counted in its row as it is written, made visible by one row at the end.
+///
+/// Every chunk is written on the condition that the row still names this request as its writer
+/// and holds the bytes before it: a request that another one took over (a client that resumed
+/// after a cut the server had not noticed yet) stops instead of writing over it.
 final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     // @unchecked: one request uses an upload, one call at a time.
     private let database: PostgresSyncDatabase
     private let id: String
+    private let writer: String
     private let hash: String
     private let userID: Int64
+    private let offset: Int64
     private var pending = ByteBuffer()
-    private var chunk: Int32 = 0
-    private var size: Int64 = 0
+    /// Bytes in whole chunks in the database.
+    private var held: Int64
 
-    init(database: PostgresSyncDatabase, id: String, hash: String, userID: Int64) {
+    init(database: PostgresSyncDatabase, id: String, writer: String, hash: String, userID: Int64, offset: Int64) {
         self.database = database
         self.id = id
+        self.writer = writer
         self.hash = hash
         self.userID = userID
+        self.offset = offset
+        self.held = offset
+    }
+
+    private static var chunkSize: Int { PostgresSyncDatabase.attachmentChunkSize }
+
+    func readHeld(into body: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws {
+        let chunks = Int32(offset / Int64(Self.chunkSize))
+        for chunk in 0..<chunks {
+            let id = id
+            let rows = try await database.collect(
+                "SELECT data FROM amber_sync_attachment_chunks WHERE upload_id = \(id) AND chunk = \(chunk)")
+            guard let data = try rows.first?.decode(ByteBuffer.self), data.readableBytes == Self.chunkSize else {
+                throw SyncServerError.invalidRequest(
+                    "The upload of \(hash) lacks its chunk \(chunk); send the whole file again.")
+            }
+            try await body(data)
+        }
     }
 
     func write(_ bytes: ByteBuffer) async throws {
         var bytes = bytes
-        size += Int64(bytes.readableBytes)
         while bytes.readableBytes > 0 {
-            let room = PostgresSyncDatabase.attachmentChunkSize - pending.readableBytes
+            let room = Self.chunkSize - pending.readableBytes
             var part = bytes.readSlice(length: min(room, bytes.readableBytes))!
             pending.writeBuffer(&part)
-            if pending.readableBytes == PostgresSyncDatabase.attachmentChunkSize {
+            if pending.readableBytes == Self.chunkSize {
                 try await flush()
             }
         }
     }
 
+    /// Writes the pending bytes as the next chunk, if this request is still the upload's writer.
     private func flush() async throws {
-        let (data, chunk, id) = (pending, chunk, id)
-        _ = try await database.collect(
-            "INSERT INTO amber_sync_attachment_chunks (upload_id, chunk, data) VALUES (\(id), \(chunk), \(data))")
-        self.chunk += 1
+        let (data, id, writer, held, hash) = (pending, id, writer, held, hash)
+        let chunk = Int32(held / Int64(Self.chunkSize))
+        let size = Int64(data.readableBytes)
+        let logger = database.logger
+        try await database.transaction { connection in
+            try await Self.append(
+                data, chunk: chunk, size: size, id: id, writer: writer, held: held, hash: hash,
+                connection: connection, logger: logger)
+        }
+        self.held += size
         pending = ByteBuffer()
     }
 
+    private static func append(
+        _ data: ByteBuffer, chunk: Int32, size: Int64, id: String, writer: String, held: Int64, hash: String,
+        connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let ours = try await connection.query(
+            """
+            UPDATE amber_sync_attachment_uploads SET size = size + \(size), written_at = now()
+            WHERE id = \(id) AND writer = \(writer) AND size = \(held) RETURNING size
+            """, logger: logger
+        ).collect()
+        guard !ours.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
+        try await connection.query(
+            "INSERT INTO amber_sync_attachment_chunks (upload_id, chunk, data) VALUES (\(id), \(chunk), \(data))",
+            logger: logger)
+    }
+
     func finish() async throws -> Bool {
-        if pending.readableBytes > 0 { try await flush() }
-        let (id, hash, userID, size) = (id, hash, userID, size)
+        let (data, id, writer, held, hash, userID) = (pending, id, writer, held, hash, userID)
+        let chunk = Int32(held / Int64(Self.chunkSize))
+        let size = held + Int64(data.readableBytes)
         let logger = database.logger
         return try await database.transaction { connection in
-            // A prune that took the upload for abandoned removed its chunks: nothing to make visible.
-            let ours = try await connection.query(
-                "DELETE FROM amber_sync_attachment_uploads WHERE id = \(id) RETURNING id", logger: logger
-            ).collect()
-            guard !ours.isEmpty else {
-                throw SyncServerError.invalidRequest(
-                    "The upload of \(hash) took too long and was dropped; upload it again.")
+            if data.readableBytes > 0 {
+                try await Self.append(
+                    data, chunk: chunk, size: Int64(data.readableBytes), id: id, writer: writer,
+                    held: held, hash: hash, connection: connection, logger: logger)
             }
+            // Gone when prune took the upload for abandoned, or another request took it over.
+            let ours = try await connection.query(
+                "DELETE FROM amber_sync_attachment_uploads WHERE id = \(id) AND writer = \(writer) RETURNING id",
+                logger: logger
+            ).collect()
+            guard !ours.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
             let inserted = try await connection.query(
                 """
                 INSERT INTO amber_sync_attachments (user_id, sha256, size, upload_id)
@@ -182,12 +300,23 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         }
     }
 
+    func suspend() async -> Int64 {
+        // The pending bytes, less than a chunk, are dropped: the next request resends them.
+        pending = ByteBuffer()
+        return held
+    }
+
     func cancel() async {
-        let id = id
+        let (id, writer) = (id, writer)
         _ = try? await database.transaction { [logger = database.logger] connection in
-            try await connection.query(
-                "DELETE FROM amber_sync_attachment_chunks WHERE upload_id = \(id)", logger: logger)
-            try await connection.query("DELETE FROM amber_sync_attachment_uploads WHERE id = \(id)", logger: logger)
+            let ours = try await connection.query(
+                "DELETE FROM amber_sync_attachment_uploads WHERE id = \(id) AND writer = \(writer) RETURNING id",
+                logger: logger
+            ).collect()
+            if !ours.isEmpty {
+                try await connection.query(
+                    "DELETE FROM amber_sync_attachment_chunks WHERE upload_id = \(id)", logger: logger)
+            }
         }
     }
 }

@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 3
+    static let schemaVersion = 4
 
     /// Each schema version's migration; index 0 brings an empty database to version 1.
     private static let migrations: [String] = [
@@ -108,6 +108,17 @@ extension PostgresSyncDatabase {
             data bytea NOT NULL,
             PRIMARY KEY (upload_id, chunk)
         );
+        """,
+        """
+        -- Uploads resume: each user has at most one upload of a hash, kept across requests until
+        -- it is finished. `size` counts the bytes of its chunks (whole chunks only), where the next
+        -- request resumes; `writer` names the request writing it, so a request that another one
+        -- took over stops at its next chunk. Prune removes uploads not written since `written_at`.
+        ALTER TABLE amber_sync_attachment_uploads ADD COLUMN sha256 text;
+        ALTER TABLE amber_sync_attachment_uploads ADD COLUMN size bigint NOT NULL DEFAULT 0;
+        ALTER TABLE amber_sync_attachment_uploads ADD COLUMN writer text;
+        ALTER TABLE amber_sync_attachment_uploads ADD COLUMN written_at timestamptz NOT NULL DEFAULT now();
+        CREATE UNIQUE INDEX amber_sync_attachment_uploads_by_hash ON amber_sync_attachment_uploads(user_id, sha256);
         """,
     ]
 

@@ -413,6 +413,11 @@ public enum SyncHeader {
     /// `Amber-Database-ID`: names the server's database on every answer. A client that sees it
     /// change resets as for ``SyncErrorCode/historyChanged``: the database was replaced.
     public static let databaseID = "Amber-Database-ID"
+    /// `Amber-Upload-Offset`: on a `404` to `HEAD /v1/attachments/{sha256}` and a `409` to its
+    /// `PUT`, the bytes the server holds of the user's unfinished upload of that attachment (`0`
+    /// for none): a client resumes by sending the rest with `Content-Range: bytes OFFSET-LAST/SIZE`.
+    /// On a `202` to a `PUT` of a part of a file, the bytes held once that part was kept.
+    public static let uploadOffset = "Amber-Upload-Offset"
 }
 
 /// `GET /v1/health`.

@@ -13,7 +13,8 @@ import GRDB
 ///
 /// Its state lives in the client's SQLite file, so it survives a kill: which attachments the
 /// server is known to have (for the server database it was seen on) and which are still to be
-/// fetched. A fetch collects its bytes in a partial file and resumes with `Range` after a cut.
+/// fetched. A fetch collects its bytes in a partial file and resumes with `Range` after a cut; an
+/// upload asks the server how many bytes it holds (`HEAD`) and sends the rest with `Content-Range`.
 final class AttachmentTransfers: Sendable {
     let store: AttachmentStore
     let storage: SQLiteStorage
@@ -21,7 +22,7 @@ final class AttachmentTransfers: Sendable {
     let tokens: SyncTokenSource
     let policy: LockedValue<AttachmentDownloadPolicy>
     let progress: @Sendable (SyncProgress) -> Void
-    private let session: URLSession
+    private let uploads: UploadSession
     private let downloads: DownloadSession
 
     init(
@@ -34,10 +35,7 @@ final class AttachmentTransfers: Sendable {
         self.tokens = tokens
         self.policy = policy
         self.progress = progress
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 90
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
+        uploads = UploadSession()
         downloads = DownloadSession()
         try storage.database.write { db in
             try db.execute(
@@ -88,20 +86,34 @@ final class AttachmentTransfers: Sendable {
         let toSend = wanted.values.filter { !known.contains($0.sha256) && store.contains(attachment($0)) }
             .sorted { $0.sha256 < $1.sha256 }
         guard !toSend.isEmpty else { return }
+        let missing = try await missingOnServer(toSend.map(\.sha256))
         var done = SyncProgress(phase: .uploadingAttachments, completed: 0, total: toSend.count, bytes: 0)
         for reference in toSend {
-            let (status, databaseID) = try await send(method: "HEAD", reference.sha256)
-            if status == 404 {
-                let file = store.file(for: reference.sha256)
-                let (uploaded, _) = try await send(method: "PUT", reference.sha256, file: file)
-                guard uploaded == 200 || uploaded == 201 else {
+            var databaseID = missing?.databaseID
+            // The bytes the server holds of an attachment it lacks; `nil` when it has it.
+            let held: Int64?
+            if let missing {
+                held = missing.held[reference.sha256]
+            } else {
+                let head = try await send(method: "HEAD", reference.sha256)
+                databaseID = head.databaseID
+                switch head.status {
+                case 200: held = nil
+                case 404: held = head.uploadOffset ?? 0
+                default:
                     throw SyncError(
-                        .server(status: uploaded), "the server refused attachment \(reference.sha256) (\(uploaded))")
+                        .server(status: head.status),
+                        "the server answered \(head.status) to HEAD of attachment \(reference.sha256)")
                 }
-                done.bytes += Int(reference.size)
-            } else if status != 200 {
-                throw SyncError(
-                    .server(status: status), "the server answered \(status) to HEAD of attachment \(reference.sha256)")
+            }
+            if let held {
+                let (sent, answer) = try await put(reference, held: held) { [done] sent in
+                    var now = done
+                    now.bytes += sent
+                    self.progress(now)
+                }
+                done.bytes += sent
+                databaseID = answer.databaseID ?? databaseID
             }
             try database { db in
                 try db.execute(
@@ -113,57 +125,145 @@ final class AttachmentTransfers: Sendable {
         }
     }
 
-    /// Sends a `HEAD` or a `PUT` of a file; the answer's status and `Amber-Database-ID`.
-    private func send(method: String, _ hash: String, file: URL? = nil) async throws(SyncError) -> (Int, String?) {
+    /// Which of `hashes` the server lacks, with the bytes it holds of each (`POST
+    /// /v1/attachments/missing`, in requests of 1,000), and the database that answered; `nil`
+    /// from a server without that request, to be asked `HEAD` by `HEAD`.
+    private func missingOnServer(_ hashes: [String]) async throws(SyncError) -> (
+        held: [String: Int64], databaseID: String?
+    )? {
+        var held: [String: Int64] = [:]
+        var databaseID: String?
+        var start = 0
+        while start < hashes.count {
+            let part = Array(hashes[start..<min(start + MissingAttachmentsRequest.maximumCount, hashes.count)])
+            start += part.count
+            var request = URLRequest(url: server.appendingPathComponent("v1/attachments/missing"))
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(JSONWriter.bytes(of: MissingAttachmentsRequest(sha256: part)))
+            let answer = try await authorized(request, body: nil)
+            if answer.status == 404 || answer.status == 405 { return nil }
+            guard answer.status == 200 else {
+                throw SyncError(
+                    .server(status: answer.status), "cannot ask which attachments the server lacks: \(answer.sentence)")
+            }
+            let response: MissingAttachmentsResponse
+            do {
+                response = try MissingAttachmentsResponse(jsonBytes: answer.body)
+            } catch {
+                throw SyncError(.protocolViolation, "the server's list of missing attachments is not valid: \(error)")
+            }
+            for attachment in response.missing { held[attachment.sha256] = attachment.uploadOffset }
+            databaseID = answer.databaseID ?? databaseID
+        }
+        return (held, databaseID)
+    }
+
+    /// Sends the bytes of an attachment the server lacks: those after the `held` bytes of an
+    /// earlier, cut upload, in parts of ``partSize`` (`Content-Range`), each kept by the server
+    /// as it arrives.
+    ///
+    /// A server that holds other bytes than expected (`409`) is sent the rest after those it
+    /// names; a resumed upload whose whole file does not check out on the server (`400`: its held
+    /// bytes were damaged) is sent again whole, once.
+    ///
+    /// - Parameter progress: Told the bytes sent so far by this call, as each chunk goes out.
+    /// - Returns: The bytes sent, and the server's last answer.
+    private func put(
+        _ reference: AttachmentReference, held: Int64, progress: @escaping @Sendable (Int) -> Void
+    ) async throws(SyncError) -> (sent: Int, answer: UploadSession.Outcome) {
+        let size = reference.size
+        var offset = (0..<size).contains(held) ? held : 0
+        var sent = 0
+        var resentWhole = false
+        var moved = 0
+        while true {
+            let end = min(offset + Int64(Self.partSize), size)
+            var request = URLRequest(url: url(of: reference.sha256))
+            request.httpMethod = "PUT"
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            if size > 0 {
+                request.setValue("bytes \(offset)-\(end - 1)/\(size)", forHTTPHeaderField: "Content-Range")
+            }
+            let part = try read(reference.sha256, offset..<end)
+            let before = sent
+            let answer = try await authorized(request, body: part) { bytes in progress(before + bytes) }
+            sent += part.count
+            switch answer.status {
+            case 200, 201:
+                return (sent, answer)
+            case 202 where answer.uploadOffset.map({ (offset + 1...end).contains($0) }) == true:
+                offset = answer.uploadOffset ?? end
+            case 409 where answer.uploadOffset.map({ (0..<size).contains($0) }) == true:
+                // Bytes the server did not take are sent again: count them once.
+                sent = before
+                moved += 1
+                guard moved < 3 else {
+                    throw SyncError(
+                        .server(status: 409),
+                        "the server kept moving the offset of the upload of attachment \(reference.sha256)")
+                }
+                offset = answer.uploadOffset ?? 0
+            case 400 where offset > 0 && !resentWhole:
+                resentWhole = true
+                offset = 0
+            default:
+                throw SyncError(
+                    .server(status: answer.status),
+                    "the server refused attachment \(reference.sha256) (\(answer.status)): \(answer.sentence)")
+            }
+        }
+    }
+
+    /// The bytes of a `PUT`: 8 MiB, a whole number of PostgreSQL's chunks, so that each part
+    /// ends where the server's held bytes end.
+    static let partSize = 8 << 20
+
+    /// Sends a `HEAD` of an attachment; the answer.
+    ///
+    /// An error other than `404` is thrown.
+    private func send(method: String, _ hash: String) async throws(SyncError) -> UploadSession.Outcome {
         var request = URLRequest(url: url(of: hash))
         request.httpMethod = method
-        if file != nil { request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type") }
-        var token = try await tokens.token()
-        var (status, response, body) = try await perform(request, token: token, file: file)
-        if status == 401, let fresh = try await tokens.token(replacing: token) {
-            token = fresh
-            (status, response, body) = try await perform(request, token: token, file: file)
+        let answer = try await authorized(request, body: nil)
+        if answer.status >= 400 && answer.status != 404 {
+            throw SyncError(.server(status: answer.status), answer.sentence)
         }
-        if status == 401 { throw SyncError(.unauthorized, Self.sentence(in: body)) }
-        if status >= 400 && status != 404 {
-            throw SyncError(.server(status: status), Self.sentence(in: body))
-        }
-        return (status, response?.value(forHTTPHeaderField: SyncHeader.databaseID))
+        return answer
     }
 
-    private func perform(_ request: URLRequest, token: String, file: URL?) async throws(SyncError)
-        -> (Int, HTTPURLResponse?, Data)
-    {
+    /// The bytes `range` of the stored attachment `hash`.
+    private func read(_ hash: String, _ range: Range<Int64>) throws(SyncError) -> Data {
+        let file = store.file(for: hash)
+        do {
+            let input = try FileHandle(forReadingFrom: file)
+            defer { try? input.close() }
+            try input.seek(toOffset: UInt64(range.lowerBound))
+            let data = try input.read(upToCount: Int(range.count)) ?? Data()
+            guard data.count == range.count else { throw CocoaError(.fileReadCorruptFile) }
+            return data
+        } catch {
+            throw SyncError(.storage, "cannot read bytes \(range) of \(file.path): \(error)", underlyingError: error)
+        }
+    }
+
+    /// Sends `request` with the user's token, once more with a fresh token after a `401`.
+    ///
+    /// - Throws: ``SyncError`` of kind `unauthorized` when the token is refused again.
+    private func authorized(
+        _ request: URLRequest, body: Data?, progress: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws(SyncError) -> UploadSession.Outcome {
         var request = request
+        var token = try await tokens.token()
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let session = self.session
-        let result: Result<(Data, URLResponse), any Error> = await withCheckedContinuation { continuation in
-            let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
-                if let response {
-                    continuation.resume(returning: .success((data ?? Data(), response)))
-                } else {
-                    continuation.resume(returning: .failure(error ?? URLError(.badServerResponse)))
-                }
-            }
-            let task: URLSessionTask
-            if let file {
-                task = session.uploadTask(with: request, fromFile: file, completionHandler: handler)
-            } else {
-                task = session.dataTask(with: request, completionHandler: handler)
-            }
-            task.resume()
+        var answer = try await uploads.send(request, body: body, progress: progress)
+        if answer.status == 401, let fresh = try await tokens.token(replacing: token) {
+            token = fresh
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            answer = try await uploads.send(request, body: body, progress: progress)
         }
-        switch result {
-        case .success(let (data, response)):
-            let http = response as? HTTPURLResponse
-            return (http?.statusCode ?? 0, http, data)
-        case .failure(let error):
-            throw SyncError(.offline, (error as NSError).localizedDescription, underlyingError: error)
-        }
-    }
-
-    private static func sentence(in body: Data) -> String {
-        (try? ErrorResponse(jsonBytes: body))?.error ?? String(decoding: body.prefix(200), as: UTF8.self)
+        if answer.status == 401 { throw SyncError(.unauthorized, answer.sentence) }
+        return answer
     }
 
     func url(of hash: String) -> URL {

@@ -11,8 +11,12 @@ import NIOCore
 #endif
 
 /// Attachments as files in a folder: `users/<user id>/<sha256>`, each written whole under
-/// `incoming/` (flushed to disk) and then renamed into place, so a file under its hash always
-/// holds all its bytes.
+/// `incoming/<user id>-<sha256>` (flushed to disk) and then renamed into place, so a file under
+/// its hash always holds all its bytes.
+///
+/// An upload's file in `incoming/` stays when its connection is cut or the server is killed: the
+/// next `PUT` resumes after its last byte. The request writing it holds an exclusive `flock` on
+/// it, which the system releases when the process dies.
 ///
 /// Several server processes on one machine can share the folder as they share an SQLite file.
 /// A file's modification time is when it was last uploaded, asked for, or found named by a live
@@ -75,16 +79,65 @@ public struct AttachmentFolder: AttachmentStorage {
         }
     }
 
-    public func beginAttachment(_ hash: String, for user: SyncUser) async throws -> any AttachmentUpload {
+    private func staging(_ hash: String, of userID: Int64) -> String { path + "/incoming/\(userID)-\(hash)" }
+
+    public func heldUploadBytes(_ hash: String, for user: SyncUser) async throws -> Int64 {
+        let staging = staging(hash, of: user.id)
+        return try await Self.blocking {
+            var info = stat()
+            return stat(staging, &info) == 0 ? Int64(info.st_size) : 0
+        }
+    }
+
+    public func beginAttachment(_ hash: String, for user: SyncUser, at offset: Int64) async throws
+        -> any AttachmentUpload
+    {
         let incoming = path + "/incoming"
-        let (folder, destination) = (userFolder(user.id), file(hash, of: user.id))
+        let (folder, destination, staging) = (userFolder(user.id), file(hash, of: user.id), staging(hash, of: user.id))
         return try await Self.blocking {
             try FileManager.default.createDirectory(atPath: incoming, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            let temporary = incoming + "/" + UUID().uuidString
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-            guard descriptor >= 0 else { throw Self.error("cannot create \(temporary)") }
-            return FolderUpload(descriptor: descriptor, temporary: temporary, destination: destination, folder: folder)
+            let descriptor = try Self.lockedStaging(staging, hash: hash)
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else {
+                close(descriptor)
+                throw Self.error("cannot read the size of \(staging)")
+            }
+            let held = Int64(info.st_size)
+            if offset == 0 {
+                guard ftruncate(descriptor, 0) == 0 else {
+                    close(descriptor)
+                    throw Self.error("cannot empty \(staging)")
+                }
+            } else if held != offset {
+                close(descriptor)
+                throw SyncServerError.uploadOffsetMismatch(hash: hash, held: held, sent: offset)
+            }
+            return FolderUpload(
+                descriptor: descriptor, staging: staging, destination: destination, folder: folder, offset: offset)
+        }
+    }
+
+    /// Opens the upload's file in `incoming/`, creating it, with an exclusive lock on it.
+    ///
+    /// A file that another request renamed into place or removed between the `open` and the
+    /// lock is not the upload's any more: it is opened again.
+    private static func lockedStaging(_ staging: String, hash: String) throws -> Int32 {
+        while true {
+            let descriptor = open(staging, O_RDWR | O_CREAT, 0o644)
+            guard descriptor >= 0 else { throw Self.error("cannot create \(staging)") }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                close(descriptor)
+                throw SyncServerError.uploadInProgress(hash: hash)
+            }
+            var opened = stat()
+            var named = stat()
+            if fstat(descriptor, &opened) == 0, stat(staging, &named) == 0, opened.st_ino == named.st_ino,
+                opened.st_dev == named.st_dev
+            {
+                return descriptor
+            }
+            close(descriptor)
         }
     }
 
@@ -147,7 +200,12 @@ public struct AttachmentFolder: AttachmentStorage {
         try await Self.blocking {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: incoming)) ?? [] {
                 let file = incoming + "/" + name
-                if let modified = Self.modificationDate(of: file), modified < abandoned { _ = unlink(file) }
+                guard let modified = Self.modificationDate(of: file), modified < abandoned else { continue }
+                // An upload a request still writes is left alone, however old its last byte.
+                let descriptor = open(file, O_RDONLY)
+                guard descriptor >= 0 else { continue }
+                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { _ = unlink(file) }
+                close(descriptor)
             }
         }
         return removed
@@ -172,52 +230,78 @@ public struct AttachmentFolder: AttachmentStorage {
     }
 }
 
-/// One upload into an ``AttachmentFolder``: a file in `incoming/`, renamed to its hash when whole.
+/// One request's part of an upload into an ``AttachmentFolder``: its file in `incoming/`, locked,
+/// renamed to its hash when whole.
 final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     // @unchecked: one request uses an upload, one call at a time.
     private let descriptor: Int32
-    private let temporary: String
+    private let staging: String
     private let destination: String
     private let folder: String
+    private let offset: Int64
+    private var position: Int64
     private var closed = false
 
-    init(descriptor: Int32, temporary: String, destination: String, folder: String) {
+    init(descriptor: Int32, staging: String, destination: String, folder: String, offset: Int64) {
         self.descriptor = descriptor
-        self.temporary = temporary
+        self.staging = staging
         self.destination = destination
         self.folder = folder
+        self.offset = offset
+        self.position = offset
+    }
+
+    func readHeld(into body: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws {
+        let (descriptor, staging) = (descriptor, staging)
+        var offset: Int64 = 0
+        while offset < self.offset {
+            let count = Int(min(Int64(AttachmentFolder.chunkSize), self.offset - offset))
+            let chunk = try await AttachmentFolder.blocking { [offset] in
+                var buffer = ByteBufferAllocator().buffer(capacity: count)
+                var read = 0
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+                    read = pread(descriptor, pointer.baseAddress, count, off_t(offset))
+                    return max(read, 0)
+                }
+                guard read > 0 else { throw AttachmentFolder.error("cannot read \(staging) at \(offset)") }
+                return buffer
+            }
+            offset += Int64(chunk.readableBytes)
+            try await body(chunk)
+        }
     }
 
     func write(_ bytes: ByteBuffer) async throws {
-        let (descriptor, temporary) = (self.descriptor, self.temporary)
+        let (descriptor, staging, position) = (self.descriptor, self.staging, self.position)
         try await AttachmentFolder.blocking {
             try bytes.withUnsafeReadableBytes { pointer in
                 var written = 0
                 while written < pointer.count {
-                    let count = posixWrite(descriptor, pointer.baseAddress! + written, pointer.count - written)
-                    guard count > 0 else { throw AttachmentFolder.error("cannot write \(temporary)") }
+                    let count = pwrite(
+                        descriptor, pointer.baseAddress! + written, pointer.count - written,
+                        off_t(position + Int64(written)))
+                    guard count > 0 else { throw AttachmentFolder.error("cannot write \(staging)") }
                     written += count
                 }
             }
         }
+        self.position += Int64(bytes.readableBytes)
     }
 
     func finish() async throws -> Bool {
-        let (descriptor, temporary, destination, folder) = (descriptor, temporary, destination, folder)
+        let (descriptor, staging, destination, folder) = (descriptor, staging, destination, folder)
         closed = true
         return try await AttachmentFolder.blocking {
-            defer { unlink(temporary) }
-            guard fsync(descriptor) == 0 else {
-                close(descriptor)
-                throw AttachmentFolder.error("cannot flush \(temporary)")
-            }
-            close(descriptor)
+            // Closing last releases the lock: no other request writes the file meanwhile.
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 else { throw AttachmentFolder.error("cannot flush \(staging)") }
             if access(destination, F_OK) == 0 {
                 _ = utimes(destination, nil)
+                unlink(staging)
                 return false
             }
-            guard rename(temporary, destination) == 0 else {
-                throw AttachmentFolder.error("cannot rename \(temporary)")
+            guard rename(staging, destination) == 0 else {
+                throw AttachmentFolder.error("cannot rename \(staging)")
             }
             let directory = open(folder, O_RDONLY)
             if directory >= 0 {
@@ -228,25 +312,26 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
         }
     }
 
+    func suspend() async -> Int64 {
+        if !closed {
+            closed = true
+            close(descriptor)
+        }
+        return position
+    }
+
     func cancel() async {
         guard !closed else { return }
         closed = true
-        let (descriptor, temporary) = (descriptor, temporary)
+        let (descriptor, staging) = (descriptor, staging)
         _ = try? await AttachmentFolder.blocking {
+            unlink(staging)
             close(descriptor)
-            unlink(temporary)
         }
     }
 
     deinit {
-        if !closed {
-            close(descriptor)
-            unlink(temporary)
-        }
+        // Bytes written stay for a later request to resume.
+        if !closed { close(descriptor) }
     }
-}
-
-/// POSIX `write`, named apart from the upload's own `write(_:)`.
-private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
 }

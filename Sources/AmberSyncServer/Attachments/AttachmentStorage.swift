@@ -1,3 +1,4 @@
+import AmberSyncProtocol
 import Foundation
 import NIOCore
 
@@ -10,7 +11,7 @@ import NIOCore
 /// on the database reads them.
 ///
 /// ```swift
-/// let upload = try await storage.beginAttachment(hash, for: user)
+/// let upload = try await storage.beginAttachment(hash, for: user, at: 0)
 /// for try await bytes in body { try await upload.write(bytes) }
 /// let created = try await upload.finish()
 /// ```
@@ -23,19 +24,47 @@ public protocol AttachmentStorage: Sendable {
     /// - Returns: The size in bytes, or `nil`.
     func attachmentSize(_ hash: String, for user: SyncUser) async throws -> Int64?
 
+    /// Which of `hashes` the user lacks, each with the bytes held of its unfinished upload, in
+    /// the order given; the ones present count as asked for, as with ``attachmentSize(_:for:)``.
+    ///
+    /// - Parameters:
+    ///   - hashes: SHA-256s, already checked to be ones by the caller.
+    ///   - user: The user whose attachments to look in.
+    /// - Returns: The attachments missing.
+    func missingAttachments(_ hashes: [String], for user: SyncUser) async throws -> [MissingAttachment]
+
     /// The bytes of all the user's attachments together, counted against a quota.
     ///
     /// - Parameter user: The user.
     /// - Returns: The total size in bytes.
     func attachmentBytes(for user: SyncUser) async throws -> Int64
 
-    /// Starts keeping the bytes of an attachment; they are not visible until ``AttachmentUpload/finish()``.
+    /// The bytes held of the user's unfinished upload of an attachment: where its next `PUT` may
+    /// resume. They never count as the attachment being present.
+    ///
+    /// - Parameters:
+    ///   - hash: The attachment's SHA-256.
+    ///   - user: The user whose upload it is.
+    /// - Returns: The bytes held, `0` when there is no upload under way or left over.
+    func heldUploadBytes(_ hash: String, for user: SyncUser) async throws -> Int64
+
+    /// Starts or resumes keeping the bytes of an attachment; they are not visible until
+    /// ``AttachmentUpload/finish()``.
+    ///
+    /// Each user has at most one upload of a hash, kept across requests, cut connections and
+    /// restarts of the server until it is finished, dropped, or removed by prune. An `offset` of
+    /// `0` starts it over, dropping any bytes held; another offset resumes it and must equal
+    /// ``heldUploadBytes(_:for:)``.
     ///
     /// - Parameters:
     ///   - hash: The SHA-256 the bytes have, already checked to be one by the caller.
     ///   - user: The user whose attachment it is.
+    ///   - offset: The byte of the file the upload's next ``AttachmentUpload/write(_:)`` holds.
     /// - Returns: The upload to write the bytes to.
-    func beginAttachment(_ hash: String, for user: SyncUser) async throws -> any AttachmentUpload
+    /// - Throws: ``SyncServerError/uploadOffsetMismatch(hash:held:sent:)`` when the bytes held
+    ///   differ from `offset`; ``SyncServerError/uploadInProgress(hash:)`` when another request
+    ///   writes the upload.
+    func beginAttachment(_ hash: String, for user: SyncUser, at offset: Int64) async throws -> any AttachmentUpload
 
     /// Reads bytes of the user's attachment, handing them to `body` in order.
     ///
@@ -53,7 +82,7 @@ public protocol AttachmentStorage: Sendable {
     ) async throws
 
     /// Removes each user's attachments that no live record of that user has named since `date`,
-    /// and uploads cut off long ago.
+    /// and unfinished uploads nothing was written to since then (and for an hour at least).
     ///
     /// An attachment's time is when it was uploaded, asked for (`HEAD`, `PUT` again), or found
     /// named by a live record in a prune: a prune run daily removes an attachment some `days`
@@ -64,14 +93,36 @@ public protocol AttachmentStorage: Sendable {
     func pruneAttachments(unreferencedSince date: Date) async throws -> Int
 }
 
-/// The bytes of one attachment on their way in.
+extension AttachmentStorage {
+    /// Asks ``attachmentSize(_:for:)`` and ``heldUploadBytes(_:for:)`` of each hash in turn.
+    public func missingAttachments(_ hashes: [String], for user: SyncUser) async throws -> [MissingAttachment] {
+        var missing: [MissingAttachment] = []
+        for hash in hashes {
+            guard try await attachmentSize(hash, for: user) == nil else { continue }
+            missing.append(MissingAttachment(sha256: hash, uploadOffset: try await heldUploadBytes(hash, for: user)))
+        }
+        return missing
+    }
+}
+
+/// The bytes of one attachment on their way in, from the offset it was begun at.
 public protocol AttachmentUpload: Sendable {
+    /// Reads the bytes held before the upload's offset, in order: a resumed upload's earlier
+    /// bytes, for the caller to hash the whole file.
+    ///
+    /// - Parameter body: Takes each chunk read; waited for before the next is read.
+    func readHeld(into body: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws
     /// Keeps the next bytes.
     func write(_ bytes: ByteBuffer) async throws
     /// Makes the attachment visible, all its bytes kept.
     ///
     /// - Returns: `true` when it is new, `false` when the user had it already (a concurrent upload of the same bytes).
     func finish() async throws -> Bool
-    /// Drops what was written: the upload was cut off, too large, or its bytes have another hash.
+    /// Ends this request's part, keeping the bytes written for a later request to resume: the
+    /// connection was cut, or the client sent a part of the file.
+    ///
+    /// - Returns: The bytes held now, which a storage may round down to the units it keeps.
+    func suspend() async -> Int64
+    /// Drops every byte held: the upload is too large, or its bytes have another hash.
     func cancel() async
 }

@@ -42,6 +42,11 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
     case databaseUnavailable(location: String, reason: String)
     /// A pull that would wait while `limit` pulls already wait: of its user (`perUser`) or of all users.
     case tooManyWaitingPulls(limit: Int, perUser: Bool)
+    /// A `PUT` of an attachment that resumes at `sent` bytes when the server holds `held` bytes
+    /// of the user's upload of it. Nothing was written.
+    case uploadOffsetMismatch(hash: String, held: Int64, sent: Int64)
+    /// A `PUT` of an attachment while another request writes the same user's upload of it.
+    case uploadInProgress(hash: String)
 
     /// The HTTP status a request failing with this error is answered with.
     public var httpStatusCode: Int {
@@ -58,6 +63,7 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
         case .schemaTooNew, .notASyncDatabase, .invalidDatabaseURL: 500
         case .databaseUnavailable: 503
         case .tooManyWaitingPulls: 429
+        case .uploadOffsetMismatch, .uploadInProgress: 409
         }
     }
 
@@ -98,6 +104,10 @@ public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible
             perUser
                 ? "This user already has \(limit) pulls waiting for changes, the most the server holds; pull without `wait`, or try again later."
                 : "The server already holds \(limit) pulls waiting for changes, the most it holds; try again later."
+        case .uploadOffsetMismatch(let hash, let held, let sent):
+            "The server holds \(held) bytes of this user's upload of attachment \(hash), so it cannot continue at byte \(sent); send the rest with Content-Range: bytes \(held)-LAST/SIZE, or the whole file without Content-Range. Nothing was written."
+        case .uploadInProgress(let hash):
+            "Another request is uploading attachment \(hash) for this user; try again once it ends."
         }
     }
 }
@@ -121,7 +131,7 @@ extension SyncServerError {
     /// Whether a client should try again later: the answer carries `Retry-After`.
     var isTemporary: Bool {
         switch self {
-        case .databaseUnavailable, .tooManyWaitingPulls: true
+        case .databaseUnavailable, .tooManyWaitingPulls, .uploadInProgress: true
         default: false
         }
     }

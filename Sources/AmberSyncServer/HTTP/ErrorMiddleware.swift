@@ -30,12 +30,18 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if error.isTemporary {
                 response.headers[.retryAfter] = String(retryAfterSeconds)
             }
+            if case .uploadOffsetMismatch(_, let held, _) = error {
+                response.headers[.amberUploadOffset] = String(held)
+            }
             if error.httpStatusCode >= 500 {
                 logger.error("\(request.method) \(request.uri.path) failed: \(error)")
             }
             return response
         } catch let error as any HTTPResponseError {
-            if error.status == .notFound, let allowed = allowedMethods.methods(for: request.uri.path) {
+            // A route's own 404 (an attachment the user lacks) is not a wrong method.
+            if error.status == .notFound, let allowed = allowedMethods.methods(for: request.uri.path),
+                !allowed.contains(request.method.rawValue)
+            {
                 var response = try Response.json(
                     ErrorResponse(
                         error:
@@ -64,7 +70,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error.status {
         case .notFound:
             return
-                "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push and GET /v1/pull, described at GET /v1/openapi.json, and the server GET /metrics."
+                "There is no endpoint \(request.method) \(request.uri.path); the sync protocol has GET /v1/health, POST /v1/push, GET /v1/pull, PUT, HEAD and GET /v1/attachments/{sha256} and POST /v1/attachments/missing, described at GET /v1/openapi.json, and the server GET /metrics."
         case .contentTooLarge:
             return "The request body is larger than the server accepts."
         default:
@@ -89,8 +95,22 @@ final class AllowedMethods: Sendable {
     }
 
     /// The methods `path` answers, or `nil` for a path no route has.
+    ///
+    /// A route's parameter (`:sha256` or `{sha256}`) stands for any one non-empty segment.
     func methods(for path: String) -> [String]? {
         let path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        return byPath.withLock { $0[path] }
+        return byPath.withLock { byPath in
+            if let methods = byPath[path] { return methods }
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            for (route, methods) in byPath where route.contains(":") || route.contains("{") {
+                let parts = route.split(separator: "/", omittingEmptySubsequences: false)
+                guard parts.count == segments.count else { continue }
+                let matches = zip(parts, segments).allSatisfy { part, segment in
+                    part == segment || ((part.hasPrefix(":") || part.hasPrefix("{")) && !segment.isEmpty)
+                }
+                if matches { return methods }
+            }
+            return nil
+        }
     }
 }

@@ -365,7 +365,7 @@ extension SyncServer {
               "get": {
                 "operationId": "metrics",
                 "summary": "The server's own figures, for an operator's Prometheus",
-                "description": "Not part of the sync protocol. The Prometheus text format; no token, like `/v1/health`: it holds counts and timings only, never a user name, a token or a record. Keep it private at a reverse proxy if the server faces untrusted networks. Each server process counts its own requests from its start.\n\n| metric | type | what |\n|---|---|---|\n| `amber_sync_requests_total{route, status}` | counter | answered requests by route (`/v1/push`, `/v1/pull`, `/v1/health`, `/metrics`, `/v1/openapi.json`, `unmatched` for unknown paths) and HTTP status |\n| `amber_sync_push_duration_seconds` | histogram | time to answer a push, authentication included; buckets 1 ms to 10 s |\n| `amber_sync_pull_duration_seconds` | histogram | the same for a pull, less the time it was held by `wait` |\n| `amber_sync_waiting_pulls` | gauge | pulls held now, waiting for a change |\n| `amber_sync_database_errors_total{operation}` | counter | errors the database threw while authenticating, pushing or pulling, bad input (`4xx`) excepted |",
+                "description": "Not part of the sync protocol. The Prometheus text format; no token, like `/v1/health`: it holds counts and timings only, never a user name, a token or a record. Keep it private at a reverse proxy if the server faces untrusted networks. Each server process counts its own requests from its start.\n\n| metric | type | what |\n|---|---|---|\n| `amber_sync_requests_total{route, status}` | counter | answered requests by route (`/v1/push`, `/v1/pull`, `/v1/health`, `/metrics`, `/v1/openapi.json`, `unmatched` for unknown paths) and HTTP status |\n| `amber_sync_push_duration_seconds` | histogram | time to answer a push, authentication included; buckets 1 ms to 10 s |\n| `amber_sync_pull_duration_seconds` | histogram | the same for a pull, less the time it was held by `wait` |\n| `amber_sync_waiting_pulls` | gauge | pulls held now, waiting for a change |\n| `amber_sync_database_errors_total{operation}` | counter | errors the database threw while authenticating, pushing or pulling, bad input (`4xx`) excepted |\n| `amber_sync_attachment_bytes_received_total` | counter | bytes of attachment uploads received and written; a resumed upload counts only the bytes sent again |",
                 "security": [],
                 "responses": {
                   "200": {
@@ -405,7 +405,19 @@ extension SyncServer {
               "put": {
                 "operationId": "putAttachment",
                 "summary": "Upload an attachment's bytes",
-                "description": "The body is the attachment's bytes (any media type; `application/octet-stream` is usual), streamed: the server's memory does not grow with the file. The server hashes the bytes as they arrive and keeps them only when their SHA-256 is the path's and they are whole; it makes them visible (to `HEAD` and `GET`) only then, so a cut upload or a killed server never leaves a partial attachment that answers as present. Idempotent: an attachment the user has already is answered `200` without reading the body. Each user's attachments are a namespace of their own. Upload an attachment before pushing a record that names it, so that no other device sees the record before it can fetch the file. `amber-sync prune` removes attachments that no live record of their user has named for the days it is given.",
+                "description": "The body is the attachment's bytes (any media type; `application/octet-stream` is usual), streamed: the server's memory does not grow with the file. The server hashes the bytes as they arrive and keeps them only when their SHA-256 is the path's and they are whole; it makes them visible (to `HEAD` and `GET`) only then, so a cut upload or a killed server never leaves a partial attachment that answers as present. Idempotent: an attachment the user has already is answered `200` without reading the body. Each user's attachments are a namespace of their own. Upload an attachment before pushing a record that names it, so that no other device sees the record before it can fetch the file.\n\nUploads resume. The server keeps the bytes of a cut upload, per user and hash, and tells how many it holds in `Amber-Upload-Offset` (on a `404` to `HEAD`, a `409` or a `202` to `PUT`); they never count as the attachment being present. Without `Content-Range` the body is the whole file and any bytes held are dropped. With `Content-Range: bytes FIRST-LAST/SIZE` the body holds bytes `FIRST` to `LAST` of a file of `SIZE` bytes, and `FIRST` must be where the bytes held end (`409` otherwise, nothing written) or `0`, which starts over; the answer is `202` while bytes remain, and once `LAST` is the file's last byte the SHA-256 is checked over the whole file, held bytes included, before it becomes visible (`400` and everything held dropped when it differs). One request at a time writes a user's upload of a hash. `amber-sync prune` removes attachments that no live record of their user has named for the days it is given, and uploads nothing was written to for as long (an hour at least).",
+                "parameters": [
+                  {
+                    "name": "Content-Range",
+                    "in": "header",
+                    "required": false,
+                    "description": "`bytes FIRST-LAST/SIZE`: the body continues an upload the server holds `FIRST` bytes of. Anything but one range with `FIRST <= LAST < SIZE` is answered `400`.",
+                    "schema": {
+                      "type": "string",
+                      "pattern": "^bytes [0-9]+-[0-9]+/[0-9]+$"
+                    }
+                  }
+                ],
                 "requestBody": {
                   "required": true,
                   "content": {
@@ -434,8 +446,19 @@ extension SyncServer {
                       }
                     }
                   },
+                  "202": {
+                    "description": "The bytes of a `Content-Range` that ends before the file's last byte were kept; the upload is not finished.",
+                    "headers": {
+                      "Amber-Upload-Offset": {
+                        "$ref": "#/components/headers/UploadOffset"
+                      },
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
                   "400": {
-                    "description": "The hash is malformed, or the bytes' SHA-256 is not the path's (the sentence gives both); nothing was kept.",
+                    "description": "The hash or `Content-Range` is malformed, `Content-Length` differs from the range's length, the body runs past the range, or the file's SHA-256 is not the path's (the sentence gives both); nothing was kept.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -451,6 +474,27 @@ extension SyncServer {
                   },
                   "401": {
                     "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "409": {
+                    "description": "`FIRST` of `Content-Range` is not where the bytes the server holds end (`Amber-Upload-Offset` tells where; nothing was written), or another request is writing the user's upload of this attachment (with `Retry-After`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Upload-Offset": {
+                        "$ref": "#/components/headers/UploadOffset"
+                      },
+                      "Retry-After": {
+                        "$ref": "#/components/headers/RetryAfter"
+                      },
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
                   },
                   "413": {
                     "description": "The body is larger than the server's attachment limit (100 MiB by default, `--max-attachment`), or would take the user's attachments past their quota (`--attachment-quota`); nothing was kept. A `Content-Length` over the limit is refused before the body is read.",
@@ -478,7 +522,7 @@ extension SyncServer {
               "head": {
                 "operationId": "headAttachment",
                 "summary": "Whether the user has an attachment, and its size",
-                "description": "`200` with `Content-Length` the attachment's size when the user has it, `404` otherwise; no body either way. A client asks before uploading, to upload nothing twice.",
+                "description": "`200` with `Content-Length` the attachment's size when the user has it, `404` otherwise; no body either way. A client asks before uploading, to upload nothing twice; a `404` tells in `Amber-Upload-Offset` how many bytes of an unfinished upload the server holds, so that the client sends only the rest.",
                 "responses": {
                   "200": {
                     "description": "The user has the attachment.",
@@ -514,6 +558,9 @@ extension SyncServer {
                   "404": {
                     "description": "The user has no attachment with this hash.",
                     "headers": {
+                      "Amber-Upload-Offset": {
+                        "$ref": "#/components/headers/UploadOffset"
+                      },
                       "Amber-Database-ID": {
                         "$ref": "#/components/headers/DatabaseID"
                       }
@@ -652,6 +699,81 @@ extension SyncServer {
                   }
                 }
               }
+            },
+            "/v1/attachments/missing": {
+              "post": {
+                "operationId": "missingAttachments",
+                "summary": "Which of these attachments the user lacks",
+                "description": "One request instead of a `HEAD` per attachment: the body lists 1 to 1,000 SHA-256s, and the answer lists, in the order asked, those the user has no attachment for, each with the bytes the server holds of an unfinished upload of it (`uploadOffset`, as `Amber-Upload-Offset` on a `404` to `HEAD`; `0` for none). The attachments the user has count as asked for, which keeps them from `amber-sync prune` a while, as `HEAD` does. A client asks before uploading the attachments a push names, and uploads only those listed.",
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "$ref": "#/components/schemas/MissingAttachmentsRequest"
+                      },
+                      "example": {
+                        "sha256": [
+                          "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                          "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
+                        ]
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The attachments asked about that the user lacks.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/MissingAttachmentsResponse"
+                        },
+                        "example": {
+                          "missing": [
+                            {
+                              "sha256": "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
+                              "uploadOffset": 1048576
+                            }
+                          ]
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/BadRequest"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "413": {
+                    "description": "The body is over the server's limit (8 MiB unless `amber-sync serve --max-body BYTES`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Amber-Database-ID": {
+                        "$ref": "#/components/headers/DatabaseID"
+                      }
+                    }
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/ServerError"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Unavailable"
+                  }
+                }
+              }
             }
           },
           "components": {
@@ -676,6 +798,13 @@ extension SyncServer {
                 "schema": {
                   "type": "string",
                   "minLength": 1
+                }
+              },
+              "UploadOffset": {
+                "description": "The bytes the server holds of the user's unfinished upload of this attachment (`0` when none): a cut `PUT` leaves them, and a `PUT` with `Content-Range: bytes OFFSET-LAST/SIZE` continues after them. PostgreSQL servers hold whole chunks of 1 MiB, so the offset may be less than the bytes a cut request sent.",
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0
                 }
               }
             },
@@ -1095,6 +1224,55 @@ extension SyncServer {
                     }
                   }
                 ]
+              },
+              "MissingAttachmentsRequest": {
+                "type": "object",
+                "required": [
+                  "sha256"
+                ],
+                "properties": {
+                  "sha256": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 1000,
+                    "items": {
+                      "type": "string",
+                      "pattern": "^[0-9a-f]{64}$",
+                      "description": "A SHA-256: 64 lowercase hexadecimal digits."
+                    },
+                    "description": "The attachments asked about; a malformed one is answered `400`."
+                  }
+                }
+              },
+              "MissingAttachmentsResponse": {
+                "type": "object",
+                "required": [
+                  "missing"
+                ],
+                "properties": {
+                  "missing": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "required": [
+                        "sha256",
+                        "uploadOffset"
+                      ],
+                      "properties": {
+                        "sha256": {
+                          "type": "string",
+                          "pattern": "^[0-9a-f]{64}$",
+                          "description": "A SHA-256: 64 lowercase hexadecimal digits."
+                        },
+                        "uploadOffset": {
+                          "type": "integer",
+                          "minimum": 0,
+                          "description": "The bytes held of an unfinished upload; `0` for none."
+                        }
+                      }
+                    }
+                  }
+                }
               }
             }
           }

@@ -1,13 +1,17 @@
 import AmberSyncProtocol
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
 extension SyncServer {
     /// `PUT`, `HEAD` and `GET /v1/attachments/{sha256}`: each user's attachments, by the SHA-256
-    /// of their bytes, streamed both ways.
+    /// of their bytes, streamed both ways; `POST /v1/attachments/missing`: which of many the user lacks.
     func addAttachmentRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+        group.post("attachments/missing") { request, context in
+            try await missingAttachments(request, user: context.user)
+        }
         group.put("attachments/:sha256") { request, context in
             try await putAttachment(request, hash: try Self.attachmentHash(context), user: context.user)
         }
@@ -44,12 +48,34 @@ extension SyncServer {
         HTTPError(.notFound, message: "There is no attachment \(hash) for this user; upload it with PUT first.")
     }
 
+    /// The attachments of the body's list that the user lacks, each with the bytes held of its upload.
+    private func missingAttachments(_ request: Request, user: SyncUser) async throws -> Response {
+        let storage = try storage()
+        let body = try await request.collectBody(limit: maximumBodySize)
+        let asked = try await Self.decode(MissingAttachmentsRequest.self, from: body)
+        let missing = try await storage.missingAttachments(asked.sha256, for: user)
+        return try Response.json(MissingAttachmentsResponse(missing: missing))
+    }
+
     /// Keeps the body as the attachment `hash` when its bytes have that hash; nothing is kept otherwise.
+    ///
+    /// Without `Content-Range` the body is the whole file, and any bytes held of an earlier upload
+    /// are dropped. With `Content-Range: bytes FIRST-LAST/SIZE` it continues the user's upload,
+    /// which must hold exactly `FIRST` bytes (`409` otherwise, with the bytes held; `0` starts over). The bytes of
+    /// a cut request stay held for the next one; the SHA-256 is checked over the whole file, the
+    /// held bytes read again, before it becomes visible.
     private func putAttachment(_ request: Request, hash: String, user: SyncUser) async throws -> Response {
         let storage = try storage()
         let maximum = limits.maximumAttachmentSize
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
-        if let declared, declared > maximum {
+        let range = try request.headers[.contentRange].map { try UploadRange(parsing: $0) }
+        if let range, let declared, declared != range.count {
+            throw SyncServerError.invalidRequest(
+                "The body has \(declared) bytes but Content-Range bytes \(range.first)-\(range.last)/\(range.size) names \(range.count)."
+            )
+        }
+        let size = range?.size ?? declared
+        if let size, size > maximum {
             throw Self.tooLarge(maximum)
         }
         if try await storage.attachmentSize(hash, for: user) != nil {
@@ -59,30 +85,72 @@ extension SyncServer {
         var room = Int64.max
         if let quota = limits.attachmentQuota {
             room = quota - (try await storage.attachmentBytes(for: user))
-            if let declared, declared > room { throw Self.overQuota(quota) }
+            if let size, size > room { throw Self.overQuota(quota) }
         }
-        let upload = try await storage.beginAttachment(hash, for: user)
-        var hasher = SHA256()
-        var received: Int64 = 0
+        let first = range?.first ?? 0
+        let end = range.map { $0.last + 1 }
+        let upload = try await storage.beginAttachment(hash, for: user, at: first)
+        let hasher = Protected(SHA256())
+        var received = first
         do {
-            for try await bytes in request.body {
-                received += Int64(bytes.readableBytes)
-                if received > maximum { throw Self.tooLarge(maximum) }
-                if received > room { throw Self.overQuota(limits.attachmentQuota ?? 0) }
-                bytes.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-                try await upload.write(bytes)
-            }
-            let found = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-            guard found == hash else {
-                throw SyncServerError.invalidRequest(
-                    "The body's SHA-256 is \(found) (\(received) bytes), not the path's \(hash); nothing was kept.")
+            try await upload.readHeld { bytes in
+                bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
             }
         } catch {
+            // Held bytes that cannot be read again cannot be checked: the upload starts over.
             await upload.cancel()
             throw error
         }
+        do {
+            for try await bytes in request.body {
+                received += Int64(bytes.readableBytes)
+                if received > maximum { throw Refusal(Self.tooLarge(maximum)) }
+                if received > room { throw Refusal(Self.overQuota(limits.attachmentQuota ?? 0)) }
+                if let end, received > end {
+                    throw Refusal(
+                        SyncServerError.invalidRequest(
+                            "The body runs past byte \(end - 1), the last its Content-Range names; nothing was kept."))
+                }
+                bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
+                try await upload.write(bytes)
+                metrics.countAttachmentBytes(bytes.readableBytes)
+            }
+        } catch let refusal as Refusal {
+            await upload.cancel()
+            throw refusal.error
+        } catch {
+            // A cut connection: what was written stays for the next request to resume.
+            _ = await upload.suspend()
+            throw error
+        }
+        if let range, received < range.size {
+            let held = await upload.suspend()
+            guard received == range.last + 1 else {
+                throw SyncServerError.invalidRequest(
+                    "The body ended at byte \(received), before the last byte its Content-Range names (\(range.last)); \(held) bytes are held."
+                )
+            }
+            return Response(status: .accepted, headers: [.contentLength: "0", .amberUploadOffset: String(held)])
+        }
+        let found = Self.hex(hasher.withLock { $0.finalize() })
+        guard found == hash else {
+            await upload.cancel()
+            throw SyncServerError.invalidRequest(
+                "The file's SHA-256 is \(found) (\(received) bytes), not the path's \(hash); nothing was kept.")
+        }
         let created = try await upload.finish()
         return Response(status: created ? .created : .ok, headers: [.contentLength: "0"])
+    }
+
+    private static func hex(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func tooLarge(_ maximum: Int64) -> HTTPError {
@@ -99,10 +167,13 @@ extension SyncServer {
         )
     }
 
-    /// Whether the user has the attachment, and its size (`Content-Length`); no body.
+    /// Whether the user has the attachment, and its size (`Content-Length`); no body. A `404`
+    /// tells the bytes held of the user's unfinished upload of it (`Amber-Upload-Offset`).
     private func headAttachment(hash: String, user: SyncUser) async throws -> Response {
-        guard let size = try await storage().attachmentSize(hash, for: user) else {
-            return Response(status: .notFound, headers: [.contentLength: "0"])
+        let storage = try storage()
+        guard let size = try await storage.attachmentSize(hash, for: user) else {
+            let held = try await storage.heldUploadBytes(hash, for: user)
+            return Response(status: .notFound, headers: [.contentLength: "0", .amberUploadOffset: String(held)])
         }
         return Response(
             status: .ok,
@@ -140,6 +211,52 @@ extension SyncServer {
             try await writer.finish(nil)
         }
         return Response(status: status, headers: headers, body: body)
+    }
+}
+
+/// An error that refuses an upload's bytes: the upload is dropped, not kept for resuming.
+private struct Refusal: Error {
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
+}
+
+extension HTTPField.Name {
+    /// `Amber-Upload-Offset` (``SyncHeader/uploadOffset``).
+    static let amberUploadOffset = HTTPField.Name(SyncHeader.uploadOffset)!
+}
+
+/// The `Content-Range` of a `PUT` that continues an upload: `bytes FIRST-LAST/SIZE`.
+struct UploadRange: Equatable {
+    /// The first byte the body holds.
+    let first: Int64
+    /// The last byte the body holds.
+    let last: Int64
+    /// The size of the whole file.
+    let size: Int64
+
+    /// The bytes the body holds.
+    var count: Int64 { last - first + 1 }
+
+    /// Parses `header`, throwing a `400` sentence for anything but one satisfiable range.
+    init(parsing header: String) throws {
+        let invalid = SyncServerError.invalidRequest(
+            "The Content-Range \(header.prefix(80)) is not bytes FIRST-LAST/SIZE with FIRST <= LAST < SIZE.")
+        guard header.hasPrefix("bytes ") else { throw invalid }
+        let spec = header.dropFirst("bytes ".count)
+        let halves = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard halves.count == 2 else { throw invalid }
+        let bounds = halves[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]),
+            let size = Self.number(halves[1]), first <= last, last < size
+        else { throw invalid }
+        (self.first, self.last, self.size) = (first, last, size)
+    }
+
+    private static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int64(text)
     }
 }
 

@@ -13,6 +13,7 @@ import Prometheus
 /// | `amber_sync_pull_duration_seconds` | histogram | `GET /v1/pull`, the same, less the time the pull was held waiting for a change (`wait`) |
 /// | `amber_sync_waiting_pulls` | gauge | pulls held now, waiting for a change |
 /// | `amber_sync_database_errors_total{operation}` | counter | errors the database threw while authenticating, pushing or pulling, other than bad input (a `400`, `401`, `410`...) |
+/// | `amber_sync_attachment_bytes_received_total` | counter | bytes of attachment uploads received and written, resumed uploads counting only the bytes sent again |
 ///
 /// Requests are counted once answered, errors included; a request whose connection ends first is not.
 ///
@@ -35,6 +36,7 @@ public final class SyncServerMetrics: Sendable {
     private let pushDuration: DurationHistogram
     private let pullDuration: DurationHistogram
     private let waitingPulls: Gauge
+    private let attachmentBytesReceived: Counter
     private let databaseErrors: [DatabaseOperation: Counter]
     /// Request counters by route and status, made once each: the registry validates names on every call.
     private let requestCounters = Protected([RequestKey: Counter]())
@@ -77,6 +79,12 @@ public final class SyncServerMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "amber_sync", metricName: "waiting_pulls", unitName: "",
                 helpText: "Pulls held now, waiting for a change."
+            )
+        )
+        attachmentBytesReceived = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "amber_sync", metricName: "attachment_bytes_received", unitName: "total",
+                helpText: "Bytes of attachment uploads received and written."
             )
         )
         let errorsDescriptor = MetricNameDescriptor(
@@ -125,6 +133,11 @@ extension SyncServerMetrics {
             return counter
         }
         counter.increment()
+    }
+
+    /// Counts bytes of an attachment upload received and written.
+    func countAttachmentBytes(_ count: Int) {
+        attachmentBytesReceived.increment(by: Int64(count))
     }
 
     /// Records how long a push took to answer.

@@ -25,8 +25,14 @@ extension SQLiteSyncDatabase: AttachmentStorage {
         try await attachments.attachmentBytes(for: user)
     }
 
-    public func beginAttachment(_ hash: String, for user: SyncUser) async throws -> any AttachmentUpload {
-        try await attachments.beginAttachment(hash, for: user)
+    public func heldUploadBytes(_ hash: String, for user: SyncUser) async throws -> Int64 {
+        try await attachments.heldUploadBytes(hash, for: user)
+    }
+
+    public func beginAttachment(_ hash: String, for user: SyncUser, at offset: Int64) async throws
+        -> any AttachmentUpload
+    {
+        try await attachments.beginAttachment(hash, for: user, at: offset)
     }
 
     public func readAttachment(

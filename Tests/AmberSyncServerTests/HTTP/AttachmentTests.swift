@@ -1,12 +1,17 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+
+/// `Amber-Upload-Offset`.
+private let uploadOffset = HTTPField.Name(SyncHeader.uploadOffset)!
 
 /// `PUT`, `HEAD` and `GET /v1/attachments/{sha256}`, on every backend.
 @Suite("Attachments over HTTP")
@@ -131,23 +136,219 @@ struct AttachmentTests {
         }
     }
 
+    /// The bytes a backend holds of a cut upload of `written` bytes: PostgreSQL keeps whole chunks of 1 MiB.
+    static func held(_ written: Int, on backend: Backend) -> Int64 {
+        switch backend {
+        case .sqlite: Int64(written)
+        case .postgres: Int64(written / 1_048_576 * 1_048_576)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
-    func anUploadNotFinishedIsNeverPresent(backend: Backend) async throws {
+    func anUploadNotFinishedIsNeverPresentAndResumesWhereItsBytesEnd(backend: Backend) async throws {
         try await backend.withDatabase { test in
             let storage = try #require(test.database as? any AttachmentStorage)
             let token = try await test.database.addUser(named: "ann")
             let user = try #require(try await test.database.user(forToken: token))
-            let hash = Self.hash([1, 2, 3])
-            let cut = try await storage.beginAttachment(hash, for: user)
-            try await cut.write(ByteBuffer(bytes: [1, 2]))
+            let bytes = Self.large
+            let hash = Self.hash(bytes)
+            let cut = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await cut.write(ByteBuffer(bytes: bytes[..<1_500_000]))
             // The connection is cut here: no finish.
+            let held = await cut.suspend()
+            #expect(held == Self.held(1_500_000, on: backend))
             #expect(try await storage.attachmentSize(hash, for: user) == nil)
-            await cut.cancel()
-            #expect(try await storage.attachmentSize(hash, for: user) == nil)
-            let whole = try await storage.beginAttachment(hash, for: user)
-            try await whole.write(ByteBuffer(bytes: [1, 2, 3]))
-            #expect(try await whole.finish())
-            #expect(try await storage.attachmentSize(hash, for: user) == 3)
+            #expect(try await storage.heldUploadBytes(hash, for: user) == held)
+            // Resuming elsewhere than where the bytes held end is refused, and changes nothing.
+            await #expect(throws: SyncServerError.uploadOffsetMismatch(hash: hash, held: held, sent: 10)) {
+                try await storage.beginAttachment(hash, for: user, at: 10)
+            }
+            #expect(try await storage.heldUploadBytes(hash, for: user) == held)
+
+            let resumed = try await storage.beginAttachment(hash, for: user, at: held)
+            let before = Locked<[UInt8]>([])
+            try await resumed.readHeld { chunk in before.withLock { $0 += chunk.readableBytesView } }
+            #expect(before.withLock { $0 } == Array(bytes[..<Int(held)]))
+            try await resumed.write(ByteBuffer(bytes: bytes[Int(held)...]))
+            #expect(try await resumed.finish())
+            #expect(try await storage.attachmentSize(hash, for: user) == Int64(bytes.count))
+            #expect(try await storage.heldUploadBytes(hash, for: user) == 0)
+            let read = Locked<[UInt8]>([])
+            try await storage.readAttachment(hash, for: user, range: 0..<Int64(bytes.count)) { chunk in
+                read.withLock { $0 += chunk.readableBytesView }
+            }
+            #expect(read.withLock { $0 } == bytes)
+
+            // A dropped upload holds nothing.
+            let other = Self.hash([1, 2, 3])
+            let dropped = try await storage.beginAttachment(other, for: user, at: 0)
+            try await dropped.write(ByteBuffer(bytes: [1, 2]))
+            await dropped.cancel()
+            #expect(try await storage.heldUploadBytes(other, for: user) == 0)
+            #expect(try await storage.attachmentSize(other, for: user) == nil)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aPutWithContentRangeContinuesTheUploadTheServerHolds(backend: Backend) async throws {
+        try await withServer(backend) { harness in
+            let token = try await harness.addUser("ann")
+            let bytes = Self.large
+            let path = "/v1/attachments/\(Self.hash(bytes))"
+            let size = bytes.count
+            // A part of the file is held, and not present.
+            let first = 1_048_576 + 1_000
+            let part = try await harness.send(
+                .put, path, token: token, body: Array(bytes[..<first]),
+                headers: [.contentRange: "bytes 0-\(first - 1)/\(size)"])
+            #expect(part.status == .accepted, "\(part.text)")
+            let held = Self.held(first, on: backend)
+            #expect(part.headers[uploadOffset] == String(held))
+            let head = try await harness.send(.head, path, token: token)
+            #expect(head.status == .notFound)
+            #expect(head.headers[uploadOffset] == String(held))
+            #expect(try await harness.send(.get, path, token: token).status == .notFound)
+
+            // Elsewhere than where the bytes held end: 409, naming them, and nothing is written.
+            let wrong = try await harness.send(
+                .put, path, token: token, body: Array(bytes[5...]),
+                headers: [.contentRange: "bytes 5-\(size - 1)/\(size)"])
+            #expect(wrong.status == .conflict)
+            #expect(wrong.headers[uploadOffset] == String(held))
+            #expect(try wrong.errorBody().error.contains("holds \(held) bytes"))
+            // A Content-Range that is not one range within the file: 400.
+            for bad in ["bytes 5-4/10", "bytes */10", "items 0-1/2", "bytes 0-9/9", "bytes -1-3/10", "bytes 0-1"] {
+                let response = try await harness.send(
+                    .put, path, token: token, body: [1, 2], headers: [.contentRange: bad])
+                #expect(response.status == .badRequest, "\(bad)")
+                #expect(try response.errorBody().error.contains("Content-Range"), "\(bad)")
+            }
+            // A body longer than its range: 400.
+            let long = try await harness.send(
+                .put, path, token: token, body: Array(bytes[Int(held)...]),
+                headers: [.contentRange: "bytes \(held)-\(held)/\(size)"])
+            #expect(long.status == .badRequest)
+            // Larger than the server's limit.
+            let huge = try await harness.send(
+                .put, path, token: token, body: [1], headers: [.contentRange: "bytes 0-0/\(Int64(1) << 40)"])
+            #expect(huge.status == .contentTooLarge)
+            #expect(try await harness.send(.head, path, token: token).headers[uploadOffset] == String(held))
+
+            // The rest: kept, checked over the whole file, and present.
+            let rest = try await harness.send(
+                .put, path, token: token, body: Array(bytes[Int(held)...]),
+                headers: [.contentRange: "bytes \(held)-\(size - 1)/\(size)"])
+            #expect(rest.status == .created, "\(rest.text)")
+            #expect(Array(try await harness.send(.get, path, token: token).body.readableBytesView) == bytes)
+            let metrics = try await harness.metrics()
+            #expect(metrics["amber_sync_attachment_bytes_received_total"] == Double(first + size - Int(held)))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func oneRequestTellsWhichAttachmentsAreMissing(backend: Backend) async throws {
+        try await withServer(backend) { harness in
+            let ann = try await harness.addUser("ann")
+            let bob = try await harness.addUser("bob")
+            let present = Array("present".utf8)
+            #expect(
+                try await harness.send(.put, "/v1/attachments/\(Self.hash(present))", token: ann, body: present).status
+                    == .created)
+            let partial = Self.large
+            let first = 1_048_576 + 5
+            let part = try await harness.send(
+                .put, "/v1/attachments/\(Self.hash(partial))", token: ann, body: Array(partial[..<first]),
+                headers: [.contentRange: "bytes 0-\(first - 1)/\(partial.count)"])
+            #expect(part.status == .accepted)
+            let absent = Self.hash(Array("absent".utf8))
+            let asked = [Self.hash(partial), Self.hash(present), absent]
+            func missing(_ hashes: [String], token: String) async throws -> (HTTPResponse.Status, [MissingAttachment]) {
+                let body = #"{"sha256":[\#(hashes.map { "\"\($0)\"" }.joined(separator: ","))]}"#
+                let response = try await harness.send(
+                    .post, "/v1/attachments/missing", token: token, body: Array(body.utf8),
+                    headers: [.contentType: "application/json"])
+                guard response.status == .ok else { return (response.status, []) }
+                let answer = try JSONDecoder().decode(
+                    MissingAttachmentsResponse.self, from: Data(response.body.readableBytesView))
+                return (response.status, answer.missing)
+            }
+            let (status, found) = try await missing(asked, token: ann)
+            #expect(status == .ok)
+            #expect(
+                found == [
+                    MissingAttachment(sha256: Self.hash(partial), uploadOffset: Self.held(first, on: backend)),
+                    MissingAttachment(sha256: absent, uploadOffset: 0),
+                ])
+            // Another user's attachments are not theirs.
+            #expect(try await missing([Self.hash(present)], token: bob).1.map(\.sha256) == [Self.hash(present)])
+            // Bad lists: 400 with a sentence; no token: 401.
+            let bad = [
+                #"{"sha256":[]}"#, #"{"sha256":["abc"]}"#, #"{"sha256":"\#(absent)"}"#, #"{}"#, "not json",
+                #"{"sha256":[\#(Array(repeating: "\"\(absent)\"", count: 1_001).joined(separator: ","))]}"#,
+            ]
+            for body in bad {
+                let response = try await harness.send(
+                    .post, "/v1/attachments/missing", token: ann, body: Array(body.utf8),
+                    headers: [.contentType: "application/json"])
+                #expect(response.status == .badRequest, "\(body.prefix(40))")
+                #expect(try response.errorBody().error.contains("sha256") || body == "not json", "\(body.prefix(40))")
+            }
+            #expect(try await missing([absent], token: "nobody").0 == .unauthorized)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aResumedUploadWhoseHeldBytesAreDamagedIsRefusedWhole(backend: Backend) async throws {
+        try await withServer(backend) { harness in
+            let token = try await harness.addUser("ann")
+            let user = try #require(try await harness.database.user(forToken: token))
+            let storage = try #require(harness.database as? any AttachmentStorage)
+            let bytes = Self.large
+            let hash = Self.hash(bytes)
+            let damaged = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await damaged.write(ByteBuffer(repeating: 0, count: 1_048_576))
+            let held = await damaged.suspend()
+            #expect(held == 1_048_576)
+            let path = "/v1/attachments/\(hash)"
+            let rest = try await harness.send(
+                .put, path, token: token, body: Array(bytes[Int(held)...]),
+                headers: [.contentRange: "bytes \(held)-\(bytes.count - 1)/\(bytes.count)"])
+            #expect(rest.status == .badRequest)
+            #expect(try rest.errorBody().error.contains("nothing was kept"))
+            let head = try await harness.send(.head, path, token: token)
+            #expect(head.status == .notFound)
+            #expect(head.headers[uploadOffset] == "0")
+            #expect(try await harness.send(.put, path, token: token, body: bytes).status == .created)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func pruneRemovesUploadsAbandonedForAnHour(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let storage = try #require(test.database as? any AttachmentStorage)
+            let token = try await test.database.addUser(named: "ann")
+            let user = try #require(try await test.database.user(forToken: token))
+            let hash = Self.hash(Self.large)
+            let upload = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await upload.write(ByteBuffer(bytes: Self.large[..<1_048_576]))
+            _ = await upload.suspend()
+            // Written a moment ago: kept, whatever the days asked for.
+            _ = try await storage.pruneAttachments(unreferencedSince: Date())
+            #expect(try await storage.heldUploadBytes(hash, for: user) == 1_048_576)
+            // Two hours untouched.
+            switch backend {
+            case .sqlite:
+                let database = try #require(test.database as? SQLiteSyncDatabase)
+                let file = database.attachments.path + "/incoming/\(user.id)-\(hash)"
+                let old = Date().addingTimeInterval(-7_200)
+                try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file)
+            case .postgres:
+                _ = try PostgresTestServer.psql(
+                    try #require(test.location),
+                    "UPDATE amber_sync_attachment_uploads SET written_at = now() - interval '2 hours'")
+            }
+            _ = try await storage.pruneAttachments(unreferencedSince: Date())
+            #expect(try await storage.heldUploadBytes(hash, for: user) == 0)
         }
     }
 

@@ -52,6 +52,8 @@ import Testing
                 (.post, "/v1/pull", token, "GET"), (.put, "/v1/health", nil, "GET"),
                 (.head, "/v1/openapi.json", nil, "GET"), (.post, "/metrics", nil, "GET"),
                 (.patch, "/v1/pull/", token, "GET"),
+                (.post, "/v1/attachments/\(String(repeating: "ab", count: 32))", token, "GET, HEAD, PUT"),
+                (.delete, "/v1/attachments/x", nil, "GET, HEAD, PUT"),
             ]
             for (method, uri, token, allowed) in requests {
                 let response = try await harness.send(method, uri, token: token)
@@ -65,6 +67,10 @@ import Testing
             let unknown = try await harness.send(.get, "/v1/pulls", token: token)
             #expect(unknown.status == .notFound)
             #expect(try unknown.errorBody().error.contains("/v1/openapi.json"))
+            #expect(try unknown.errorBody().error.contains("/v1/attachments/{sha256}"))
+            let unknownAttachmentRoute = try await harness.send(.get, "/v1/attachments/a/b", token: token)
+            #expect(unknownAttachmentRoute.status == .notFound)
+            #expect(try unknownAttachmentRoute.errorBody().error.contains("/v1/attachments/a/b"))
         }
     }
 }

@@ -82,7 +82,7 @@ struct PostgresSyncDatabaseTests {
             _ = try await PostgresSyncDatabase(url: url, logger: logger)
         } throws: { error in
             guard case SyncServerError.schemaTooNew(_, let found, let supported) = error else { return false }
-            return found == 99 && supported == 3 && "\(error)".contains("newer")
+            return found == 99 && supported == 4 && "\(error)".contains("newer")
         }
         #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "99")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users") == before)
@@ -140,7 +140,7 @@ struct PostgresSyncDatabaseTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(databases.count == 4)
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "3")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "4")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_schema") == "1")
         // Tables that were there are kept: another start migrates nothing and loses nothing.
         _ = try await databases[0].addUser(named: "ann")

@@ -1,0 +1,155 @@
+import Amber
+import AmberSyncProtocol
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Sends attachment requests, `PUT`s of parts of a file, telling the bytes sent as each chunk
+/// goes out.
+///
+/// A body is handed over in memory, never as a file: FoundationNetworking on Linux stops the
+/// process when a connection is cut while it streams a body from a file (`_BodyFileSource`).
+final class UploadSession: Sendable {
+    private let handlers = UploadHandlers()
+    private let session: URLSession
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 90
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: handlers, delegateQueue: queue)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// What a request ended with.
+    struct Outcome: Sendable {
+        /// The answer's status.
+        let status: Int
+        /// The server's database, named by `Amber-Database-ID`.
+        let databaseID: String?
+        /// The bytes of the server's unfinished upload, named by `Amber-Upload-Offset`.
+        let uploadOffset: Int64?
+        /// The server's sentence, for an error.
+        let sentence: String
+        /// The answer's body, its first MiB.
+        let body: Data
+    }
+
+    /// Sends `request`, with `body` uploaded as its body when given.
+    ///
+    /// - Parameter progress: Told the bytes of the body sent so far, as each chunk goes out.
+    func send(_ request: URLRequest, body: Data?, progress: @escaping @Sendable (Int) -> Void = { _ in })
+        async throws(SyncError) -> Outcome
+    {
+        let session = self.session
+        let handlers = self.handlers
+        let taskBox = LockedValue<URLSessionTask?>(nil)
+        let result: Result<Outcome, SyncError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let task: URLSessionTask =
+                    if let body {
+                        session.uploadTask(with: request, from: body)
+                    } else {
+                        session.dataTask(with: request)
+                    }
+                handlers.register(
+                    task.taskIdentifier, UploadHandlers.Transfer(progress: progress, finish: continuation))
+                taskBox.withLock { $0 = task }
+                task.resume()
+            }
+        } onCancel: {
+            taskBox.withLock { $0 }?.cancel()
+        }
+        return try result.get()
+    }
+}
+
+/// The delegate of an ``UploadSession``: reports each task's bytes sent and collects its answer.
+private final class UploadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: `transfers` is touched only with `lock` held; a transfer's own state only on
+    // the session's delegate queue, which runs one callback at a time.
+    private let lock = NSLock()
+    private var transfers: [Int: Transfer] = [:]
+
+    final class Transfer {
+        let progress: @Sendable (Int) -> Void
+        let finish: CheckedContinuation<Result<UploadSession.Outcome, SyncError>, Never>
+        var response: HTTPURLResponse?
+        var body = Data()
+
+        init(
+            progress: @escaping @Sendable (Int) -> Void,
+            finish: CheckedContinuation<Result<UploadSession.Outcome, SyncError>, Never>
+        ) {
+            self.progress = progress
+            self.finish = finish
+        }
+    }
+
+    func register(_ id: Int, _ transfer: Transfer) {
+        lock.lock()
+        transfers[id] = transfer
+        lock.unlock()
+    }
+
+    private func transfer(_ id: Int, remove: Bool = false) -> Transfer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return remove ? transfers.removeValue(forKey: id) : transfers[id]
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        transfer(task.taskIdentifier)?.progress(Int(totalBytesSent))
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        transfer(dataTask.taskIdentifier)?.response = response as? HTTPURLResponse
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let transfer = transfer(dataTask.taskIdentifier), transfer.body.count < 1 << 20 else { return }
+        transfer.body.append(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = transfer(task.taskIdentifier, remove: true) else { return }
+        let response = transfer.response ?? task.response as? HTTPURLResponse
+        if let error {
+            let cancelled = (error as? URLError)?.code == .cancelled
+            transfer.finish.resume(
+                returning: .failure(
+                    SyncError(
+                        .offline, cancelled ? "the upload was cancelled" : (error as NSError).localizedDescription,
+                        underlyingError: error)))
+            return
+        }
+        guard let response else {
+            transfer.finish.resume(returning: .failure(SyncError(.offline, "the server sent no answer")))
+            return
+        }
+        let sentence =
+            (try? ErrorResponse(jsonBytes: transfer.body))?.error
+            ?? String(decoding: transfer.body.prefix(200), as: UTF8.self)
+        transfer.finish.resume(
+            returning: .success(
+                UploadSession.Outcome(
+                    status: response.statusCode,
+                    databaseID: response.value(forHTTPHeaderField: SyncHeader.databaseID),
+                    uploadOffset: response.value(forHTTPHeaderField: SyncHeader.uploadOffset).flatMap { Int64($0) },
+                    sentence: sentence, body: transfer.body)))
+    }
+}
