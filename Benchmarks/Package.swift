@@ -15,9 +15,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "HeapStatistics"),
+        // The results file both executables write (`--results FILE`), read by scripts/write-readme.
+        .target(name: "BenchmarkResults"),
         .executableTarget(
             name: "compare",
             dependencies: [
+                "BenchmarkResults",
                 "HeapStatistics",
                 .product(name: "Amber", package: "Amber"),
                 .product(name: "AmberSQLite", package: "Amber"),
@@ -28,6 +31,7 @@ let package = Package(
         .executableTarget(
             name: "sync",
             dependencies: [
+                "BenchmarkResults",
                 "HeapStatistics",
                 .product(name: "Amber", package: "Amber"),
                 .product(name: "AmberSQLite", package: "Amber"),

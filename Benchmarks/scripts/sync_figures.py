@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sync figures on the built `notes` and `amber-sync` executables (issue 13's closing note).
+"""Sync figures on the built `notes` and `amber-sync` executables.
 
     swift build --product notes && swift build --product amber-sync
     python3 Benchmarks/scripts/sync_figures.py [.build/debug] [runs]

@@ -98,7 +98,7 @@ public final class SQLiteStorage: StoreStorage {
     }
 
     /// Opens the records of `key`.
-    public func open(key: String) throws -> any StoreStorageKey {
+    public func open(key: String) throws -> any StorageKeyHandle {
         try SQLiteStorageKey(storage: self, key: key)
     }
 

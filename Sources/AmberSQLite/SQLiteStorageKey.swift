@@ -9,7 +9,7 @@ import GRDB
 /// deletions it records with it; a store reads what changed after the last number it saw.
 /// Deletion rows are kept for a while (see ``SQLiteStorage/deletionHorizon``) so that a store
 /// behind by fewer writes reads only the changes; one further behind reloads the key.
-final class SQLiteStorageKey: StoreStorageKey, StoragePlace, Sendable {
+final class SQLiteStorageKey: StorageKeyHandle, StoragePlace, Sendable {
     private let storage: SQLiteStorage
     private let key: String
     /// The highest sequence number whose changes this key has (loaded, written or reported).

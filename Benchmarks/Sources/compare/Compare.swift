@@ -1,27 +1,72 @@
+import BenchmarkResults
 import Foundation
 
 /// Runs Amber's workloads against their baselines and prints one line per workload.
 ///
 ///     swift run -c release --package-path Benchmarks compare [NAME...] [--rounds N] [--side ours|baseline]
+///         [--results FILE]
 ///
 /// Names select the workloads whose name contains one of them. `--rounds` and `--side` are for
-/// profiling one side of one workload.
+/// profiling one side of one workload. Every run writes `Benchmarks/results.json`; `--results FILE`
+/// also appends each figure to FILE as a line of JSON (see `FigureResult`), for `scripts/write-readme`.
 @main
 struct Compare {
     static let workloads: [Workload] = [
-        Workload(name: "memory-add-100k") { .comparison(MemoryWorkloads.add) },
-        Workload(name: "memory-update-100k-observed") { .comparison(MemoryWorkloads.updateObserved) },
-        Workload(name: "sqlite-batch-100k") { .comparison(SQLiteWorkloads.batch) },
-        Workload(name: "sqlite-single-1k") { .comparison(SQLiteWorkloads.single) },
-        Workload(name: "sqlite-open-100k") { .comparison(SQLiteWorkloads.open) },
-        Workload(name: "seed-userdefaults-500") { .comparison(SeedWorkload.comparison) },
-        Workload(name: "diff-100k") { .comparison(DiffWorkload.comparison) },
-        Workload(name: "observers-10k-vs-10") { .comparison(ObserverWorkload.comparison) },
-        Workload(name: "query-update-100k") { .comparison(QueryWorkload.comparison) },
-        Workload(name: "query-update-100k-closure-sort") { .comparison(QueryWorkload.closureComparison) },
-        Workload(name: "query-memory-100k") { .check(QueryWorkload.memory) },
-        Workload(name: "crash-100") { .check(CrashCheck.check) },
-        Workload(name: "idle-5-stores") { .check(IdleCheck.check) },
+        Workload(
+            name: "memory-add-100k",
+            description: "100,000 `add` into an in-memory store vs a locked `[ID: Value]` + order array"
+        ) { .comparison(MemoryWorkloads.add) },
+        Workload(
+            name: "memory-update-100k-observed",
+            description: "100,000 updates delivered to a `changes()` subscriber vs the same dictionary, unobserved"
+        ) { .comparison(MemoryWorkloads.updateObserved) },
+        Workload(
+            name: "sqlite-batch-100k",
+            description: "`add(contentsOf:)` of 100,000 values vs raw GRDB inserting the same JSON in one transaction"
+        ) { .comparison(SQLiteWorkloads.batch) },
+        Workload(
+            name: "sqlite-single-1k",
+            description: "1,000 single `add` calls vs 1,000 raw GRDB single-row transactions"
+        ) { .comparison(SQLiteWorkloads.single) },
+        Workload(
+            name: "sqlite-open-100k",
+            description: "opening a store of 100,000 values vs raw GRDB fetch + JSON decode"
+        ) { .comparison(SQLiteWorkloads.open) },
+        Workload(
+            name: "seed-userdefaults-500",
+            description: "500 adds to the SQLite store vs seed 000's UserDefaults store"
+        ) { .comparison(SeedWorkload.comparison) },
+        Workload(
+            name: "diff-100k",
+            description: "`IdentityDiff` on 100,000 elements (1% each of inserts, deletes, moves, updates) vs "
+                + "`difference(from:).inferringMoves()` + value comparison"
+        ) { .comparison(DiffWorkload.comparison) },
+        Workload(
+            name: "observers-10k-vs-10",
+            description: "updating one id with 10,000 per-id observers on other ids vs with 10"
+        ) { .comparison(ObserverWorkload.comparison) },
+        Workload(
+            name: "query-update-100k",
+            description: "one edit of one shown note in a 100,000-note store with a live query (half shown, sorted "
+                + "by date) vs re-running filter + sort (`KeyPathComparator`) + `IdentityDiff`; 20 edits a round"
+        ) { .comparison(QueryWorkload.comparison) },
+        Workload(
+            name: "query-update-100k-closure-sort",
+            description: "the same, against a baseline that sorts with a hand-written closure"
+        ) { .comparison(QueryWorkload.closureComparison) },
+        Workload(
+            name: "query-memory-100k",
+            description: "heap bytes a live query adds to that store vs its shown values' array"
+        ) { .check(QueryWorkload.memory) },
+        Workload(
+            name: "crash-100",
+            description: "100 SIGKILLs of a writer process: acknowledged writes lost, files that would not open"
+        ) { .check(CrashCheck.check) },
+        Workload(
+            name: "idle-5-stores",
+            description: "voluntary context switches per second of an idle process with 5 stores open on one "
+                + "SQLite file, vs with none"
+        ) { .check(IdleCheck.check) },
     ]
 
     @MainActor
@@ -29,7 +74,10 @@ struct Compare {
         var filters: [String] = []
         var rounds: Int?
         var side = Side.both
-        var arguments = CommandLine.arguments.dropFirst()
+        let (resultsPath, otherArguments) = BenchmarkRun.resultsOption(in: Array(CommandLine.arguments.dropFirst()))
+        let run = BenchmarkRun(
+            benchmark: "compare", arguments: otherArguments, resultsPath: resultsPath, repository: benchmarksDirectory)
+        var arguments = otherArguments[...]
         while let argument = arguments.popFirst() {
             switch argument {
             case "--rounds":
@@ -63,12 +111,25 @@ struct Compare {
                     let result = try await comparison.run(name: workload.name, rounds: rounds, side: side)
                     results.ratios.append(result)
                     print(result.line)
+                    try run.record(
+                        FigureResult(
+                            run: run, figure: workload.name, description: workload.description,
+                            ours: result.oursMedianMS, baseline: result.baselineMedianMS, unit: "ms",
+                            targetRatio: result.target,
+                            details: ["rounds": Double(result.oursRoundsMS.count)]))
                 case .check(let check):
                     let (figures, passed) = try await check.run()
                     results.checks.append(CheckResult(name: workload.name, figures: figures, passed: passed))
                     print(
                         "check \(workload.name) "
                             + check.printed.map { "\($0)=\(figures[$0] ?? 0)" }.joined(separator: " "))
+                    try run.record(
+                        FigureResult(
+                            run: run, figure: workload.name, description: workload.description,
+                            ours: Double(figures[check.ours] ?? 0),
+                            baseline: check.baseline.map { Double(figures[$0] ?? 0) },
+                            unit: check.unit, target: check.target, met: passed,
+                            details: figures.mapValues(Double.init)))
                 }
             } catch {
                 failures += 1

@@ -13,7 +13,10 @@ enum CrashCheck {
     static let kills = 100
 
     static var check: Check {
-        Check(printed: ["kills", "lost", "unopenable"]) {
+        Check(
+            printed: ["kills", "lost", "unopenable"], ours: "lost", unit: "acknowledged writes lost",
+            target: "0 lost, 0 unopenable"
+        ) {
             let figures = try await run()
             return (figures, figures["kills"] == kills && figures["lost"] == 0 && figures["unopenable"] == 0)
         }

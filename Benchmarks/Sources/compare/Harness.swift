@@ -3,6 +3,8 @@ import Foundation
 /// One named measurement of `compare`.
 struct Workload {
     let name: String
+    /// What is measured against what, in a sentence, for the results file.
+    let description: String
     /// Builds the measurement (and its inputs) only when the workload is selected.
     let make: @MainActor () -> Kind
 
@@ -29,6 +31,12 @@ struct Comparison {
 struct Check {
     /// The figures printed, in this order; the results file has them all.
     let printed: [String]
+    /// The figure that stands for the check in the results file, and the one beside it, if any.
+    let ours: String
+    var baseline: String?
+    /// Their unit, and the pass condition in words.
+    let unit: String
+    let target: String
     let run: @MainActor () async throws -> (figures: [String: Int], passed: Bool)
 }
 

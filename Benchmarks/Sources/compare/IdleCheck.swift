@@ -12,7 +12,11 @@ enum IdleCheck {
     static let target = 5
 
     static var check: Check {
-        Check(printed: ["stores", "wakeups_per_s_with_stores", "wakeups_per_s_without"]) {
+        Check(
+            printed: ["stores", "wakeups_per_s_with_stores", "wakeups_per_s_without"],
+            ours: "wakeups_per_s_with_stores", baseline: "wakeups_per_s_without", unit: "wake-ups/s",
+            target: "≤ \(target) more than without"
+        ) {
             let without = try await wakeupsPerSecond(openingStores: false)
             let with = try await wakeupsPerSecond(openingStores: true)
             let figures = ["stores": stores, "wakeups_per_s_with_stores": with, "wakeups_per_s_without": without]

@@ -106,7 +106,11 @@ enum QueryWorkload {
 
     /// What the live query adds to the heap, with a store of `count` notes, half of them shown.
     static var memory: Check {
-        Check(printed: ["query_bytes", "query_bytes_per_store_value", "shown_array_bytes", "recomputed_bytes"]) {
+        Check(
+            printed: ["query_bytes", "query_bytes_per_store_value", "shown_array_bytes", "recomputed_bytes"],
+            ours: "query_bytes", baseline: "shown_array_bytes", unit: "B",
+            target: "≤ the shown values + 64 B per identity of the store"
+        ) {
             let notes = TimelineNote.samples(count)
             let store = IdentityStore<TimelineNote>()
             try store.add(contentsOf: notes)

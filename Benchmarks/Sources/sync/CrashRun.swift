@@ -101,6 +101,17 @@ enum CrashRun {
                 + "(\(written) records written, \(failed) syncs cut): \(lost) acknowledged lost, \(appliedTwice) applied twice, "
                 + "\(missing) written and missing at the end, \(converged) of \(clients) clients converged "
                 + "(target 0 lost, 0 twice, all converged)")
+        try benchmarkRun.record(
+            "crash", backend: backend,
+            description: "\(killed) SIGKILLs of the server during syncs of \(clients) clients: acknowledged records "
+                + "lost (details: applied twice, missing at the end, clients converged)",
+            ours: Double(lost), baseline: nil, unit: "records lost", target: "0 lost, 0 applied twice, all converged",
+            met: killed == kills && lost == 0 && appliedTwice == 0 && missing == 0 && converged == clients,
+            details: [
+                "kills": Double(killed), "written": Double(written), "syncs_cut": Double(failed),
+                "applied_twice": Double(appliedTwice), "missing": Double(missing), "converged": Double(converged),
+                "clients": Double(clients),
+            ])
         if killed != kills || lost != 0 || appliedTwice != 0 || missing != 0 || converged != clients {
             throw BenchmarkError("the crash check failed")
         }

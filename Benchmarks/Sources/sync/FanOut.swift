@@ -70,5 +70,16 @@ enum FanOut {
             "sync \(backend.kind.rawValue) fan-out memory: server resident \(megabytes(memory)) MB with \(pulls) pulls waiting; "
                 + "baseline idle \(megabytes(idleMemory)) MB; ratio \(format(Double(memory) / Double(max(idleMemory, 1)))) (target ≤ 200 MB)"
         )
+        try benchmarkRun.record(
+            "fan-out-p99", backend: backend,
+            description: "\(pulls) pulls waiting on one server process, woken by one write (\(writes) writes): "
+                + "99th percentile from the write's start to a pull's answer, against one waiting pull (20 writes)",
+            ours: p99, baseline: b99, unit: "ms", targetOurs: 250,
+            details: ["pulls": Double(pulls), "p50_ms": p50, "baseline_p50_ms": b50, "max_ms": latencies.max() ?? .nan])
+        try benchmarkRun.record(
+            "fan-out-memory", backend: backend,
+            description: "the server's resident memory with \(pulls) pulls waiting, against the same process idle",
+            ours: Double(memory) / 1_048_576, baseline: Double(idleMemory) / 1_048_576, unit: "MB", targetOurs: 200,
+            details: ["pulls": Double(pulls)])
     }
 }

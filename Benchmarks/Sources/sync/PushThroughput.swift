@@ -7,17 +7,19 @@ enum PushThroughput {
     static func run(backend: Backend, pushes: Int, users: Int) async throws {
         // One user, `pushes` pushes from 10 clients.
         try await measure(
-            backend: backend, name: "one user, \(pushes) single-record pushes from 10 concurrent clients",
+            backend: backend, figure: "push-one-user",
+            name: "one user, \(pushes) single-record pushes from 10 concurrent clients",
             users: 1, clientsPerUser: 10, pushesPerClient: max(pushes / 10, 1))
         // `users` users, 100 pushes each, all at once.
         try await measure(
-            backend: backend, name: "\(users) users x 100 single-record pushes, concurrently",
+            backend: backend, figure: "push-many-users",
+            name: "\(users) users x 100 single-record pushes, concurrently",
             users: users, clientsPerUser: 1, pushesPerClient: 100)
     }
 
-    static func measure(backend: Backend, name: String, users: Int, clientsPerUser: Int, pushesPerClient: Int)
-        async throws
-    {
+    static func measure(
+        backend: Backend, figure: String, name: String, users: Int, clientsPerUser: Int, pushesPerClient: Int
+    ) async throws {
         let location = try await backend.newDatabase()
         let database = try await Backend.open(location)
         var tokens: [String] = []
@@ -54,6 +56,13 @@ enum PushThroughput {
                 + "baseline \(total) raw single-statement transactions from \(clients) writers: \(format(baseline)) s, "
                 + "\(Int(Double(total) / baseline)) writes/s; ratio \(format(ours / baseline)) (target ≤ 2 on PostgreSQL)"
         )
+        try benchmarkRun.record(
+            figure, backend: backend,
+            description: "\(name) over HTTP, against as many raw single-statement transactions from \(clients) writers",
+            ours: ours, baseline: baseline, unit: "s", targetRatio: backend.kind == .postgres ? 2 : nil,
+            details: [
+                "pushes": Double(total), "pushes_per_s": Double(total) / ours, "writes_per_s": Double(total) / baseline,
+            ])
     }
 }
 

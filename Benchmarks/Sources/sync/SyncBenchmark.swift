@@ -1,12 +1,14 @@
+import BenchmarkResults
 import Foundation
 
 /// Load figures of the sync server and client, each beside a baseline measured in the same run.
 ///
 ///     swift build -c release --package-path Benchmarks --product sync
-///     Benchmarks/.build/release/sync [FIGURE...] [--backend sqlite|postgres|both] [scale options]
+///     Benchmarks/.build/release/sync [FIGURE...] [--backend sqlite|postgres|both] [scale options] [--results FILE]
 ///
 /// Figures: `initial-sync`, `first-push`, `page`, `push`, `propagation`, `fan-out`, `crash` (all by default). Each
-/// prints lines `sync BACKEND FIGURE: ...` with the figure, its baseline and their ratio.
+/// prints lines `sync BACKEND FIGURE: ...` with the figure, its baseline and their ratio; with `--results FILE`
+/// it also appends each figure to FILE as a line of JSON (see `FigureResult`), for `scripts/write-readme`.
 /// The scale options shrink a figure for quick runs; the defaults are the sizes of Benchmarks/README.md.
 ///
 /// `sync serve --database LOCATION [--port N]` is the server process the figures start: this
@@ -21,7 +23,7 @@ struct SyncBenchmark {
             return
         }
         do {
-            let options = try Options(arguments)
+            let options = try Options(benchmarkRun.arguments)
             var failures = 0
             for backend in try await options.backends() {
                 defer { backend.tearDown() }
@@ -140,6 +142,35 @@ struct Options {
             }
             return backends
         }
+    }
+}
+
+/// This run's machine, command and results file (`--results FILE`, taken out of the other arguments).
+let benchmarkRun = CommandLineRun(benchmark: "sync")
+
+/// A ``BenchmarkRun`` made from the command line, with the arguments left for the benchmark.
+struct CommandLineRun: Sendable {
+    let run: BenchmarkRun
+    let arguments: [String]
+
+    init(benchmark: String) {
+        let (path, rest) = BenchmarkRun.resultsOption(in: Array(CommandLine.arguments.dropFirst()))
+        run = BenchmarkRun(
+            benchmark: benchmark, arguments: rest, resultsPath: path, repository: Backend.repositoryDirectory)
+        arguments = rest
+    }
+
+    /// Appends a figure of `backend` to the results file, if the run has one.
+    func record(
+        _ figure: String, backend: Backend, description: String, ours: Double, baseline: Double?, unit: String,
+        targetRatio: Double? = nil, targetOurs: Double? = nil, target: String? = nil, met: Bool? = nil,
+        details: [String: Double] = [:]
+    ) throws {
+        try run.record(
+            FigureResult(
+                run: run, figure: figure, backend: backend.kind.rawValue, description: description, ours: ours,
+                baseline: baseline, unit: unit, targetRatio: targetRatio, targetOurs: targetOurs, target: target,
+                met: met, details: details))
     }
 }
 

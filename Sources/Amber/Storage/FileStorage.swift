@@ -29,14 +29,14 @@ public struct FileStorage: StoreStorage {
     ///
     /// - Throws: ``StoreError/unreadableStorage(path:reason:)`` when the file exists but is not a
     ///   record file this library can read; the file is not changed.
-    public func open(key: String) throws -> any StoreStorageKey {
+    public func open(key: String) throws -> any StorageKeyHandle {
         precondition(!key.isEmpty && !key.contains("/"), "A FileStorage key must be a non-empty file name without '/'")
         return try FileStorageKey(url: directory.appendingPathComponent("\(key).json"), key: key)
     }
 }
 
 /// The file of one key.
-final class FileStorageKey: StoreStorageKey, StoragePlace, @unchecked Sendable {
+final class FileStorageKey: StorageKeyHandle, StoragePlace, @unchecked Sendable {
     // @unchecked: mutable state is only touched while `lock` is held.
     private let url: URL
     private let key: String

@@ -12,16 +12,17 @@ public protocol StoreStorage: Sendable {
     /// Opens the records of one key.
     ///
     /// - Throws: ``StoreError`` when the storage cannot be read; the storage is left as it was.
-    func open(key: String) throws -> any StoreStorageKey
+    func open(key: String) throws -> any StorageKeyHandle
 }
 
-/// The records of one key in a ``StoreStorage``, as an open store uses them.
+/// An open handle on the records of one key in a ``StoreStorage``: what ``StoreStorage/open(key:)``
+/// returns, and what a store reads and writes through while it is open.
 ///
 /// A key may have other writers: other processes, or other storage instances on the same
 /// location. The store never computes a write from values it has not checked against them:
 /// ``write(_:)`` hands it what they committed, under the storage's write lock, before it
 /// resolves its own write.
-public protocol StoreStorageKey: AnyObject, Sendable {
+public protocol StorageKeyHandle: AnyObject, Sendable {
     /// Every record of the key, in store order (the order identities were first added).
     func load() throws -> [StoredRecord]
 
@@ -56,7 +57,11 @@ public protocol StoreStorageKey: AnyObject, Sendable {
     func externalChanges() throws -> ExternalChange?
 }
 
-extension StoreStorageKey {
+/// The former name of ``StorageKeyHandle``.
+@available(*, deprecated, renamed: "StorageKeyHandle")
+public typealias StoreStorageKey = StorageKeyHandle
+
+extension StorageKeyHandle {
     /// Storages that cannot be shared signal nothing.
     public func startWatching(_ signal: @escaping @Sendable () -> Void) {}
     /// Storages that cannot be shared signal nothing.

@@ -38,7 +38,7 @@ public struct UserDefaultsStorage: StoreStorage {
     ///
     /// - Throws: ``StoreError/unreadableStorage(path:reason:)`` when the value is not a record
     ///   document; ``StoreError/storageInUse(path:reason:)`` when another process has the key open.
-    public func open(key: String) throws -> any StoreStorageKey {
+    public func open(key: String) throws -> any StorageKeyHandle {
         try UserDefaultsStorageKey(document: UserDefaultsDocument.open(suiteName: suiteName, key: key))
     }
 }
@@ -158,7 +158,7 @@ final class UserDefaultsDocument: @unchecked Sendable {
 }
 
 /// One store's view of a ``UserDefaultsDocument``.
-final class UserDefaultsStorageKey: StoreStorageKey, StoragePlace, @unchecked Sendable {
+final class UserDefaultsStorageKey: StorageKeyHandle, StoragePlace, @unchecked Sendable {
     // @unchecked: `known` and `knownGeneration` are only touched while the document's lock is held.
     private let document: UserDefaultsDocument
     private var known: OrderedDictionary<String, Data> = [:]

@@ -8,9 +8,9 @@ extension IdentityStore {
     /// between them (and be overwritten by older data) nor be read back as someone else's.
     func applyExternalChanges() {
         guard let persistence else { return }
-        let queued = try? writeLock.withLock { writer -> Bool in
+        let queued = try? writeLock.withLock(throwingIfHeld: StoreError.writeInsideTransaction) { writer -> Bool in
             guard let change = try persistence.storage.externalChanges() else { return false }
-            return takeIn(change, writer: &writer)
+            return applyExternalChange(change, writer: &writer)
         }
         if queued == true { deliverToMainActor() }
     }
@@ -24,7 +24,7 @@ extension IdentityStore {
     ///
     /// - Returns: Whether the change was queued for main-actor observers.
     @usableFromInline
-    func takeIn(_ external: ExternalChange, writer: inout WriterState<Value.ID>) -> Bool {
+    func applyExternalChange(_ external: ExternalChange, writer: inout WriterState<Value.ID>) -> Bool {
         guard let persistence else { return false }
         // Planned in a scope of its own, so the store's values are no longer shared when applied.
         let (change, apply) = plan(external, persistence: persistence, writer: &writer)
@@ -91,8 +91,8 @@ extension IdentityStore {
         }
         for record in upserts {
             switch persistence.place(record, isHeld: isHeld, recordIDs: writer.recordIDs) {
-            case .value(let value, let odd):
-                if odd { writer.recordIDs.set(record.id, for: value.id) }
+            case .value(let value, let recordIDIsForeign):
+                if recordIDIsForeign { writer.recordIDs.set(record.id, for: value.id) }
                 let moved = deleted.removeValue(forKey: value.id) != nil
                 latest[value.id] = (value, moved || latest[value.id]?.moved == true)
             case .undecodable(let entry):

@@ -28,7 +28,8 @@ extension IdentityStore {
     @inlinable
     func addInMemory(_ value: Value) throws -> StoreChange<Value>? {
         var queued = false
-        let change = try writeLock.withLock { _ -> StoreChange<Value>? in
+        let change = try writeLock.withLock(throwingIfHeld: StoreError.writeInsideTransaction) {
+            _ -> StoreChange<Value>? in
             let (change, stamp) = state.withLock { state -> (StoreChange<Value>?, UInt64?) in
                 guard let old = state.values.updateValue(value, forKey: value.id) else {
                     let change = StoreChange(inserted: [value])
@@ -167,7 +168,7 @@ extension IdentityStore {
         // background threads queued are delivered too, so the caller sees everything before it.
         defer { deliverAfterWrite(queued: queued) }
         if persistence != nil { try refuseNestedWrite() }
-        let result = try writeLock.withLock { writer throws -> R in
+        let result = try writeLock.withLock(throwingIfHeld: StoreError.writeInsideTransaction) { writer throws -> R in
             var writes = ResolvedWrites<Value>()
             let result: R
             var forgotten: Set<String> = []
@@ -225,7 +226,7 @@ extension IdentityStore {
         var result: R?
         var batch = StorageBatch()
         try persistence.storage.write { external in
-            if let external, takeIn(external, writer: &writer) { queued = true }
+            if let external, applyExternalChange(external, writer: &writer) { queued = true }
             result = try resolve(state.withLock { $0.values }, &writes)
             guard !writes.isEmpty else { return StorageBatch() }
             let undecodable = state.withLock { state in

@@ -21,8 +21,9 @@ import OrderedCollections
 public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
     /// What readers see; its lock is held only for in-memory work.
     @usableFromInline let state: LockedValue<StoreState<Value>>
-    /// Serializes writers, and is held while they persist, so reads never wait for I/O.
-    @usableFromInline let writeLock = WriteLock(WriterState<Value.ID>())
+    /// Serializes writers, and is held while they persist, so reads never wait for I/O. A write
+    /// from inside a write on the same thread throws ``StoreError/writeInsideTransaction``.
+    @usableFromInline let writeLock = LockedValue(WriterState<Value.ID>())
     /// Hands committed changes to main-actor observers.
     @usableFromInline let delivery = MainActorDelivery<Value>()
     @usableFromInline let persistence: Persistence<Value>?
@@ -56,7 +57,7 @@ public final class IdentityStore<Value: Identifiable & Sendable>: Sendable where
         self.state = LockedValue(initial)
         self.persistence = persistence
         self.isEqual = Equality.function(for: Value.self)
-        try? writeLock.withLock { $0.recordIDs = loaded.recordIDs }
+        writeLock.withLock { $0.recordIDs = loaded.recordIDs }
         persistence.storage.startWatching { [weak self] in
             self?.applyExternalChanges()
         }
@@ -121,34 +122,4 @@ struct WriterState<ID: Hashable & Sendable>: Sendable {
     @usableFromInline var recordIDs = RecordIDs<ID>()
 
     @usableFromInline init() {}
-}
-
-/// The lock that serializes an ``IdentityStore``'s writers, and the state only they touch.
-@usableFromInline
-final class WriteLock<State>: @unchecked Sendable {
-    // @unchecked: `isHeld` and `state` are only touched by the thread holding `lock`.
-    @usableFromInline let lock = NSRecursiveLock()
-    // Unchecked: only the thread holding `lock` touches them, which the lock already guarantees;
-    // the run-time exclusivity checks would cost a measurable part of an in-memory write.
-    @exclusivity(unchecked) @usableFromInline var isHeld = false
-    @exclusivity(unchecked) @usableFromInline var state: State
-
-    @usableFromInline init(_ state: State) {
-        self.state = state
-    }
-
-    /// Runs `body` as the one writer.
-    ///
-    /// - Throws: ``StoreError/writeInsideTransaction`` when this thread already holds the lock:
-    ///   a write from inside the store's own transaction, update or recovery.
-    @inlinable
-    func withLock<R>(_ body: (inout State) throws -> R) throws -> R {
-        // Recursive, so a nested write on the same thread is reported instead of deadlocking.
-        lock.lock()
-        defer { lock.unlock() }
-        guard !isHeld else { throw StoreError.writeInsideTransaction }
-        isHeld = true
-        defer { isHeld = false }
-        return try body(&state)
-    }
 }

@@ -6,7 +6,7 @@ import OrderedCollections
 @usableFromInline
 struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sendable {
     let key: String
-    @usableFromInline let storage: any StoreStorageKey
+    @usableFromInline let storage: any StorageKeyHandle
     /// The record id the store gives an identity it writes.
     let recordID: @Sendable (Value.ID) -> String
     /// The identity a record id stands for under ``recordID``, when it stands for one.
@@ -61,9 +61,9 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
         result.values.reserveCapacity(records.count)
         for record in records {
             switch place(record, isHeld: { result.values[$0] != nil }, recordIDs: result.recordIDs) {
-            case .value(let value, let odd):
+            case .value(let value, let recordIDIsForeign):
                 result.values[value.id] = value
-                if odd { result.recordIDs.set(record.id, for: value.id) }
+                if recordIDIsForeign { result.recordIDs.set(record.id, for: value.id) }
             case .undecodable(let entry):
                 result.undecodable.append(entry)
             }
@@ -78,8 +78,9 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
     }
 
     enum Placement {
-        /// The record holds this value; `odd` when its id is not the store's own for it.
-        case value(Value, odd: Bool)
+        /// The record holds this value; `recordIDIsForeign` when the record's id is not the one
+        /// the store gives that identity (see ``RecordIDs``).
+        case value(Value, recordIDIsForeign: Bool)
         case undecodable(UndecodableRecord)
     }
 
@@ -104,12 +105,12 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
                         reason: "its value has the identity \(value.id), which record \(holder) already holds"))
             }
         }
-        return .value(value, odd: record.id != recordID(value.id))
+        return .value(value, recordIDIsForeign: record.id != recordID(value.id))
     }
 }
 
 extension Persistence where Value: Codable, Value.ID: Codable {
-    init(key: String, storage: any StoreStorageKey) {
+    init(key: String, storage: any StorageKeyHandle) {
         self.key = key
         self.storage = storage
         (self.recordID, self.identity) = Self.recordIDFunctions()

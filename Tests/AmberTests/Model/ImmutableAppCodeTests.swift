@@ -2,7 +2,7 @@ import Amber
 import Foundation
 import Testing
 
-// `@Immutable` on model code shaped like real apps' (issue 12). Each declaration here failed to
+// `@Immutable` on model code shaped like real apps'. Each declaration here failed to
 // compile before; the tests check that the generated API means what the user wrote.
 
 // MARK: 1. Isolation: an explicitly main-actor model in plain Swift 6 mode
