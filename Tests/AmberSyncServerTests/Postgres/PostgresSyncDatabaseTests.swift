@@ -115,7 +115,7 @@ struct PostgresSyncDatabaseTests {
             try await upgraded.pull(for: signedIn, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
         #expect(try await upgraded.historyTag(for: signedIn, at: 1) == tag)
         #expect(try await upgraded.push([mutation], clientID: "phone", for: signedIn).map(\.version) == [1], "a retry")
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "3")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "4")
         let tables = try PostgresTestServer.psql(
             url,
             """
