@@ -54,6 +54,8 @@ import Testing
         let events = Collected(mine.changes())
         try theirs.add(Entry(id: "x", index: 1, payload: "from the other instance"))
         #expect(await eventually(within: 1) { mine[id: "x"] != nil }, "seen within one second")
+        // The store has the value before its `changes()` consumer runs: delivery is asynchronous.
+        #expect(await eventually(within: 5) { !events.values.isEmpty }, "the change was delivered")
         let change = try #require(events.values.first)
         #expect(change.origin == .otherProcess)
         #expect(change.inserted.map(\.id) == ["x"])
