@@ -108,7 +108,9 @@ extension PostgresSyncDatabase {
         var versions: [Int64: Int64] = [:]
         for try await (id, version) in versionRows.decode((Int64, Int64).self) { versions[id] = version }
 
-        var state = try await read(batch.filter { versions[$0.userID] != nil }, connection: connection, logger: logger)
+        let locked = batch.filter { versions[$0.userID] != nil }
+        // Every user held elsewhere: nothing to read or write here.
+        var state = locked.isEmpty ? BatchState() : try await read(locked, connection: connection, logger: logger)
         var outcomes: [Result<[MutationResult], any Error>?] = []
         outcomes.reserveCapacity(batch.count)
         for push in batch {
@@ -125,7 +127,9 @@ extension PostgresSyncDatabase {
                 outcomes.append(.failure(error))
             }
         }
-        try await write(state, versions: versions, connection: connection, logger: logger)
+        if !state.forgotten.isEmpty {
+            try await write(state, versions: versions, connection: connection, logger: logger)
+        }
         return (outcomes, state.changedUsers)
     }
 
