@@ -4,18 +4,19 @@ import Hummingbird
 import ServiceLifecycle
 
 extension SyncServer {
-    /// The routes of protocol v1, its OpenAPI document and `/metrics`, behind the metrics,
-    /// compression and error middleware; all but health, the document and metrics behind
-    /// authentication.
+    /// The routes of protocol v1, its OpenAPI document and `/metrics`, behind ``AnswerMiddleware``
+    /// (errors, database identity, compression, metrics); all but health, the document and
+    /// metrics behind authentication.
     func makeRouter() -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         let allowedMethods = AllowedMethods()
-        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
-        router.add(middleware: CompressionMiddleware())
-        router.add(middleware: DatabaseIdentityMiddleware(database: database))
         router.add(
-            middleware: ErrorMiddleware(
-                logger: logger, allowedMethods: allowedMethods, retryAfterSeconds: limits.retryAfterSeconds))
+            middleware: AnswerMiddleware(
+                errors: ErrorAnswer(
+                    logger: logger, allowedMethods: allowedMethods, retryAfterSeconds: limits.retryAfterSeconds),
+                compression: GzipCompression(),
+                database: database,
+                metrics: RequestMetricsRecorder(metrics: metrics)))
         router.get("/v1/health") { _, _ in
             try Response.json(HealthResponse())
         }
@@ -134,9 +135,8 @@ extension SyncServer {
             }
             let waitStart = clock.now
             let woken = await metrics.waiting {
-                await cancelWhenGracefulShutdown {
-                    await notifier.wait(for: user.id, after: generation, timeout: remaining)
-                }
+                // A graceful shutdown ends the wait too: the pull is answered before the server stops.
+                await notifier.wait(for: user.id, after: generation, timeout: remaining)
             }
             heldTime.add(waitStart.duration(to: clock.now))
             waited = true
@@ -163,8 +163,12 @@ extension SyncServer {
     private func checkHistory(of query: PullQuery, for user: SyncUser) async throws {
         guard query.cursor > 0 else { return }
         let (database, metrics) = (database, metrics)
-        let tag = try await metrics.database(.pull) {
-            try await database.historyTag(for: user, at: query.cursor)
+        // Pulls arriving together at one cursor share the read. It runs in a task of its own, so
+        // the deep stack of a database call is not left allocated to a pull that then waits.
+        let tag = try await historyChecks.value(for: HistoryCheck(userID: user.id, cursor: query.cursor)) {
+            try await metrics.database(.pull) {
+                try await database.historyTag(for: user, at: query.cursor)
+            }
         }
         guard let tag, query.cursorTag.map({ $0 == tag }) ?? true else {
             throw SyncServerError.historyChanged(cursor: query.cursor)
@@ -189,6 +193,12 @@ extension SyncServer {
             try await metrics.database(.authenticate, { try await database.user(forToken: token) })
         }
         guard let current, current.id == user.id else { throw SyncServerError.unauthorized }
+    }
+
+    /// A cursor of a user whose place in the server's history is being read.
+    struct HistoryCheck: Hashable, Sendable {
+        let userID: Int64
+        let cursor: Int64
     }
 
     /// A token checked once the pulls of one wake-up of its user are answered.

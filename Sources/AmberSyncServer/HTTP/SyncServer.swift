@@ -38,6 +38,8 @@ public struct SyncServer: Sendable {
     let pullCoalescer = PullCoalescer()
     /// Token checks shared by the pulls one push wakes.
     let tokenChecks = SharedReads<TokenCheck, SyncUser?>()
+    /// History checks shared by pulls that arrive together at one cursor.
+    let historyChecks = SharedReads<HistoryCheck, String?>()
     /// The pulls held waiting for a change, counted against ``limits``.
     let waitingPulls = WaitingPulls()
     /// The connections open, counted against ``limits``.

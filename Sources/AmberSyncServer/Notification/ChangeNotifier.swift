@@ -1,3 +1,6 @@
+import Dispatch
+import ServiceLifecycle
+
 /// Wakes pulls that wait for a user's next change.
 ///
 /// Each user has a generation counter that ``notify(userID:)`` increments after a push for that
@@ -40,7 +43,7 @@ public final class ChangeNotifier: Sendable {
                 // A waiter still registering compares the generation itself.
                 if case .waiting(let continuation) = waiter {
                     woken.append(continuation)
-                    state.waiters[userID]?[waiterID] = nil
+                    state.removeWaiter(waiterID, of: userID)
                 }
             }
             return woken
@@ -52,42 +55,39 @@ public final class ChangeNotifier: Sendable {
 
     /// Waits until `userID`'s generation passes `generation`, at most `timeout`.
     ///
-    /// Returns at once when the generation already passed it. Cancelling the calling task ends the wait.
+    /// Returns at once when the generation already passed it. Cancelling the calling task ends
+    /// the wait, and so does a graceful shutdown of the `ServiceGroup` the task runs in (a
+    /// server answers its waiting pulls before it stops).
+    ///
+    /// A wait holds no task of its own: a server keeps thousands of pulls waiting, and each
+    /// child task would cost each of them another kilobyte or more.
     ///
     /// - Parameters:
     ///   - userID: The ``SyncUser/id`` of the user whose changes to wait for.
     ///   - generation: What ``generation(for:)`` returned before the caller looked for changes.
     ///   - timeout: The longest wait.
-    /// - Returns: `true` when a notification came, `false` when the wait timed out or was cancelled.
+    /// - Returns: `true` when a notification came, `false` when the wait timed out, was
+    ///   cancelled, or the service group shut down.
     public func wait(for userID: Int64, after generation: UInt64, timeout: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.waitForNotification(userID: userID, after: generation) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
-    }
-
-    /// Waits for a notification of `userID` after `generation`; `false` when cancelled first.
-    private func waitForNotification(userID: Int64, after generation: UInt64) async -> Bool {
         let waiterID = state.withLock { state in
             state.nextWaiterID += 1
             state.waiters[userID, default: [:]][state.nextWaiterID] = .registering
             return state.nextWaiterID
         }
-        return await withTaskCancellationHandler {
+        let timer = DispatchSource.makeTimerSource(queue: Self.timers)
+        timer.schedule(deadline: .now() + Self.interval(timeout))
+        timer.setEventHandler { [weak self] in self?.end(userID: userID, waiterID: waiterID) }
+        timer.resume()
+        defer { timer.cancel() }
+        return await withTaskCancellationOrGracefulShutdownHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let immediate: Bool? = state.withLock { state in
-                    if case .cancelled = state.waiters[userID]?[waiterID] {
-                        state.waiters[userID]?[waiterID] = nil
+                    if case .ended = state.waiters[userID]?[waiterID] {
+                        state.removeWaiter(waiterID, of: userID)
                         return false
                     }
                     if state.generations[userID, default: 0] > generation {
-                        state.waiters[userID]?[waiterID] = nil
+                        state.removeWaiter(waiterID, of: userID)
                         return true
                     }
                     state.waiters[userID]?[waiterID] = .waiting(continuation)
@@ -95,33 +95,56 @@ public final class ChangeNotifier: Sendable {
                 }
                 if let immediate { continuation.resume(returning: immediate) }
             }
-        } onCancel: {
-            let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
-                switch state.waiters[userID]?[waiterID] {
-                case .waiting(let continuation):
-                    state.waiters[userID]?[waiterID] = nil
-                    return continuation
-                case .registering:
-                    // The continuation is not stored yet: it resumes itself when it sees this.
-                    state.waiters[userID]?[waiterID] = .cancelled
-                    return nil
-                case .cancelled, nil:
-                    return nil
-                }
-            }
-            continuation?.resume(returning: false)
+        } onCancelOrGracefulShutdown: {
+            self.end(userID: userID, waiterID: waiterID)
         }
     }
+
+    /// Ends one wait without a notification: its time ran out, its task was cancelled, or the
+    /// service group shuts down.
+    private func end(userID: Int64, waiterID: UInt64) {
+        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
+            switch state.waiters[userID]?[waiterID] {
+            case .waiting(let continuation):
+                state.removeWaiter(waiterID, of: userID)
+                return continuation
+            case .registering:
+                // The continuation is not stored yet: it resumes itself when it sees this.
+                state.waiters[userID]?[waiterID] = .ended
+                return nil
+            case .ended, nil:
+                return nil
+            }
+        }
+        continuation?.resume(returning: false)
+    }
+
+    /// `duration` for a dispatch timer, at most a day.
+    private static func interval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        guard seconds < 86_400 else { return .seconds(86_400) }
+        guard seconds >= 0, duration > .zero else { return .nanoseconds(0) }
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
+
+    /// The queue the timeouts of waits fire on; their work only takes the lock.
+    private static let timers = DispatchQueue(label: "amber-sync.change-notifier.timeouts")
 
     private enum Waiter {
         case registering
         case waiting(CheckedContinuation<Bool, Never>)
-        case cancelled
+        /// Ended (timed out, cancelled, shut down) before its continuation was stored.
+        case ended
     }
 
     private struct State {
         var generations: [Int64: UInt64] = [:]
         var waiters: [Int64: [UInt64: Waiter]] = [:]
         var nextWaiterID: UInt64 = 0
+
+        mutating func removeWaiter(_ waiterID: UInt64, of userID: Int64) {
+            waiters[userID]?[waiterID] = nil
+            if waiters[userID]?.isEmpty == true { waiters[userID] = nil }
+        }
     }
 }

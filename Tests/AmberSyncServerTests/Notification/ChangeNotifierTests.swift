@@ -1,4 +1,6 @@
 import AmberSyncServer
+import Logging
+import ServiceLifecycle
 import Testing
 
 @Suite struct ChangeNotifierTests {
@@ -51,5 +53,47 @@ import Testing
         }
         #expect(woken.count == 200)
         #expect(woken.allSatisfy { $0 })
+    }
+
+    /// A server answers its waiting pulls before it stops: a graceful shutdown of the service
+    /// group a wait runs in ends the wait at once, and a wait that starts after it ends at once.
+    @Test func aGracefulShutdownEndsTheWaitsOfItsServiceGroup() async throws {
+        let notifier = ChangeNotifier()
+        let waits = WaitingService(notifier: notifier)
+        let group = ServiceGroup(
+            configuration: .init(services: [waits], logger: Logger(label: "change-notifier-tests")))
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            _ = await waits.started.first { _ in true }
+            try await Task.sleep(for: .milliseconds(100))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        waits.resultsContinuation.finish()
+        var results: [Bool] = []
+        for await result in waits.results { results.append(result) }
+        #expect(results == [false, false])
+        #expect(start.duration(to: clock.now) < .seconds(30))
+    }
+}
+
+/// A service that waits on a notifier for a minute, then once more after a graceful shutdown.
+private final class WaitingService: Service {
+    let notifier: ChangeNotifier
+    let (results, resultsContinuation) = AsyncStream.makeStream(of: Bool.self)
+    let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
+
+    init(notifier: ChangeNotifier) {
+        self.notifier = notifier
+    }
+
+    func run() async throws {
+        startedContinuation.yield()
+        for _ in 0..<2 {
+            resultsContinuation.yield(
+                await notifier.wait(for: 1, after: notifier.generation(for: 1), timeout: .seconds(60)))
+        }
     }
 }

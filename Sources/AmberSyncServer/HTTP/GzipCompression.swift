@@ -12,7 +12,7 @@ import NIOCore
 /// were compressed or not, so that a cache between client and server keeps the two apart. An
 /// answer that would not get smaller is sent as it is. Large answers are compressed on
 /// `SyncServer.decodingQueues`, not on the executor that runs every request.
-struct CompressionMiddleware<Context: RequestContext>: RouterMiddleware {
+struct GzipCompression: Sendable {
     /// The smallest body compressed, in bytes.
     let minimumSize: Int
 
@@ -20,10 +20,9 @@ struct CompressionMiddleware<Context: RequestContext>: RouterMiddleware {
         self.minimumSize = minimumSize
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        var response = try await next(request, context)
+    /// `response` compressed when `request` accepts gzip and the body is worth it.
+    func compressed(_ response: Response, for request: Request) async throws -> Response {
+        var response = response
         guard request.method != .head, let length = response.body.contentLength, length >= minimumSize,
             response.status != .noContent, response.status != .notModified,
             !response.headers.contains(.contentEncoding),

@@ -8,18 +8,16 @@ import Logging
 /// A known path asked with another method is answered `405` with `Allow`, not `404`. A database
 /// that cannot be reached is answered `503` with `Retry-After` and a sentence that leaves out its
 /// address and the driver's words: those go to the log only.
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+struct ErrorAnswer: Sendable {
     let logger: Logger
     let allowedMethods: AllowedMethods
     /// The seconds a client is told to wait before it tries again (`Retry-After`).
     var retryAfterSeconds = 5
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        do {
-            return try await next(request, context)
-        } catch let error as SyncServerError {
+    /// The answer to `error`, thrown while handling `request`.
+    func response(to error: any Error, request: Request) throws -> Response {
+        switch error {
+        case let error as SyncServerError:
             var response = try Response.json(
                 ErrorResponse(error: error.clientSentence, reset: error.isReset ? true : nil, code: error.code),
                 status: HTTPResponse.Status(code: error.httpStatusCode)
@@ -37,7 +35,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 logger.error("\(request.method) \(request.uri.path) failed: \(error)")
             }
             return response
-        } catch let error as any HTTPResponseError {
+        case let error as any HTTPResponseError:
             // A route's own 404 (an attachment the user lacks) is not a wrong method.
             if error.status == .notFound, let allowed = allowedMethods.methods(for: request.uri.path),
                 !allowed.contains(request.method.rawValue)
@@ -54,7 +52,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             return try Response.json(
                 ErrorResponse(error: Self.sentence(for: error, request: request)), status: error.status)
-        } catch {
+        default:
             logger.error("\(request.method) \(request.uri.path) failed: \(error)")
             return try Response.json(
                 ErrorResponse(error: "The server failed to handle the request; its log says why."),
