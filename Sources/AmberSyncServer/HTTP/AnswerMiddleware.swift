@@ -35,7 +35,9 @@ struct AnswerMiddleware: RouterMiddleware {
 
     /// The answer to an error `next` threw; an error it cannot answer is counted and thrown on.
     @inline(never)
-    private func answer(to error: any Error, request: Request, context: SyncRequestContext, start: ContinuousClock.Instant)
+    private func answer(
+        to error: any Error, request: Request, context: SyncRequestContext, start: ContinuousClock.Instant
+    )
         throws -> Response
     {
         do {
