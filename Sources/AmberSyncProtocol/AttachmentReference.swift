@@ -1,3 +1,5 @@
+import Foundation
+
 /// An attachment a record names: found in its JSON by the shape `Attachment` encodes to,
 /// `{"sha256": "<64 hex digits>", "size": <bytes>, "mediaType": "…", "fileName": "…"}`.
 ///
@@ -43,7 +45,27 @@ public struct AttachmentReference: Sendable, Hashable {
     /// - Parameter text: A record's JSON text.
     /// - Returns: `false` when the text cannot name one.
     public static func mayOccur(in text: some StringProtocol) -> Bool {
-        text.contains("\"sha256\"")
+        // A byte search: Foundation's `contains` on strings compares characters, and every
+        // record a client pushes or pulls passes through here.
+        let found = text.utf8.withContiguousStorageIfAvailable { bytes in
+            containsKey(in: UnsafeRawBufferPointer(bytes))
+        }
+        return found ?? Array(text.utf8).withUnsafeBytes(containsKey(in:))
+    }
+
+    /// Whether `bytes` hold `"sha256"`, quotes included.
+    private static func containsKey(in bytes: UnsafeRawBufferPointer) -> Bool {
+        let key: StaticString = "\"sha256\""
+        let length = key.utf8CodeUnitCount
+        guard bytes.count >= length, let base = bytes.baseAddress else { return false }
+        var offset = 0
+        // Each quote that leaves room for the key, compared with it.
+        while let quote = memchr(base + offset, Int32(UInt8(ascii: "\"")), bytes.count - length - offset + 1) {
+            if memcmp(quote, key.utf8Start, length) == 0 { return true }
+            offset = UnsafeRawPointer(quote) - base + 1
+            guard offset <= bytes.count - length else { return false }
+        }
+        return false
     }
 
     /// The attachments `object` names, at any depth, each once, in the order first found.

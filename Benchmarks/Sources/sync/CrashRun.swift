@@ -20,8 +20,7 @@ enum CrashRun {
 
     static func run(backend: Backend, kills: Int, clients: Int) async throws {
         let location = try await backend.newDatabase()
-        let database = try await Backend.open(location)
-        let token = try await database.addUser(named: "ann")
+        let token = try await Backend.addUsers(["ann"], at: location)[0]
         var server = try await ServerProcess.start(database: location)
         let port = server.port
         let url = server.url

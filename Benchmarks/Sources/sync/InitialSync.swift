@@ -34,8 +34,7 @@ final class Device: Sendable {
 enum InitialSync {
     static func run(backend: Backend, records: Int) async throws {
         let location = try await backend.newDatabase()
-        let database = try await Backend.open(location)
-        let token = try await database.addUser(named: "ann")
+        let token = try await Backend.addUsers(["ann"], at: location)[0]
         let server = try await ServerProcess.start(database: location)
         defer { server.stop() }
 

@@ -25,10 +25,9 @@ final class Arrivals: @unchecked Sendable {
 enum Propagation {
     static func run(backend: Backend, changes: Int, waiting: Int) async throws {
         let location = try await backend.newDatabase()
-        let database = try await Backend.open(location)
-        let token = try await database.addUser(named: "ann")
-        var others: [String] = []
-        for other in 0..<waiting { others.append(try await database.addUser(named: "other-\(other)")) }
+        let tokens = try await Backend.addUsers(["ann"] + (0..<waiting).map { "other-\($0)" }, at: location)
+        let token = tokens[0]
+        let others = Array(tokens.dropFirst())
         let a = try await ServerProcess.start(database: location)
         defer { a.stop() }
         let b = try await ServerProcess.start(database: location)

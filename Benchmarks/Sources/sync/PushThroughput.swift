@@ -21,9 +21,7 @@ enum PushThroughput {
         backend: Backend, figure: String, name: String, users: Int, clientsPerUser: Int, pushesPerClient: Int
     ) async throws {
         let location = try await backend.newDatabase()
-        let database = try await Backend.open(location)
-        var tokens: [String] = []
-        for user in 0..<users { tokens.append(try await database.addUser(named: "user-\(user)")) }
+        let tokens = try await Backend.addUsers((0..<users).map { "user-\($0)" }, at: location)
         let server = try await ServerProcess.start(database: location)
         defer { server.stop() }
         let total = users * clientsPerUser * pushesPerClient

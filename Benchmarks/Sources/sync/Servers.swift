@@ -57,6 +57,19 @@ final class Backend: @unchecked Sendable {
     }
 
     /// Opens the database at `location` in this process (to add users, or to serve).
+    /// Adds users named `names` to the database at `location` and returns their tokens.
+    ///
+    /// The database is closed again: kept open in this process, a SQLite database would watch
+    /// the file for the server's commits, waking this process (the client's) on every write
+    /// the server makes while it is measured.
+    static func addUsers(_ names: [String], at location: String) async throws -> [String] {
+        let database = try await open(location)
+        var tokens: [String] = []
+        for name in names { tokens.append(try await database.addUser(named: name)) }
+        if let postgres = database as? PostgresSyncDatabase { await postgres.close() }
+        return tokens
+    }
+
     static func open(_ location: String) async throws -> any SyncDatabase {
         if location.hasPrefix("postgres://") {
             var logger = Logger(label: "amber-sync")
