@@ -128,8 +128,9 @@ actor SyncEngine {
             // A record never reaches the server before the files it names.
             try await attachments?.upload(referencedBy: batch.mutations)
             let answer: SyncAPI.Answer<PushResponse>
+            let cursor = try database { try SyncSchema.cursor($0) }
             do {
-                answer = try await api.push(PushRequest(clientID: clientID, mutations: batch.mutations))
+                answer = try await api.push(PushRequest(clientID: clientID, mutations: batch.mutations, cursor: cursor))
             } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
                 // Another device uses this client id (this file was copied): nothing was applied.
                 // Take a new id; the pending records are planned again under it.
@@ -145,10 +146,25 @@ actor SyncEngine {
             for key in answers.order {
                 report.merged += try apply(answers.states[key] ?? [], to: key)
             }
+            try moveCursor(from: cursor, over: answer.body)
             done.completed += batch.mutations.count
             done.total = max(done.total ?? 0, done.completed)
             done.bytes += batch.bytes
             progress(done)
+        }
+    }
+
+    /// Moves the cursor past this client's own changes when the push's answer says that the
+    /// versions right after `cursor` are all theirs (and the results agree): pulling them would
+    /// only bring back what this file already holds.
+    private func moveCursor(from cursor: Int64, over answer: PushResponse) throws(SyncError) {
+        guard let moved = answer.cursor, let tag = answer.cursorTag, moved > cursor,
+            PushResponse.cursor(after: cursor, applying: answer.results) == moved
+        else { return }
+        try database { db in
+            // Only from where the push began: a pull in between already moved it.
+            guard try SyncSchema.cursor(db) == cursor else { return }
+            try SyncSchema.setCursor(db, moved, tag: tag)
         }
     }
 

@@ -139,12 +139,19 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
             if offset > 0 { writer.raw(",") }
             mutation.write(to: &writer)
         }
-        writer.raw("]}")
+        writer.raw("]")
+        if let cursor {
+            writer.raw(#","cursor":"#)
+            writer.write(cursor)
+        }
+        writer.raw("}")
     }
 
     package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
         let fields = try JSONFields(json, path: path)
-        self.init(clientID: try fields.string("clientID"), mutations: try fields.array("mutations", of: Mutation.self))
+        self.init(
+            clientID: try fields.string("clientID"), mutations: try fields.array("mutations", of: Mutation.self),
+            cursor: try fields.optionalInt64("cursor"))
     }
 }
 
@@ -187,12 +194,23 @@ extension PushResponse: JSONWireEncodable, JSONWireDecodable {
             if offset > 0 { writer.raw(",") }
             result.write(to: &writer)
         }
-        writer.raw("]}")
+        writer.raw("]")
+        if let cursor {
+            writer.raw(#","cursor":"#)
+            writer.write(cursor)
+        }
+        if let cursorTag {
+            writer.raw(#","cursorTag":"#)
+            writer.write(cursorTag)
+        }
+        writer.raw("}")
     }
 
     package init(json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
         let fields = try JSONFields(json, path: path)
-        self.init(results: try fields.array("results", of: MutationResult.self))
+        self.init(
+            results: try fields.array("results", of: MutationResult.self), cursor: try fields.optionalInt64("cursor"),
+            cursorTag: try fields.optionalString("cursorTag"))
     }
 }
 

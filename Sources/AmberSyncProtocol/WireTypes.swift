@@ -148,11 +148,16 @@ public struct PushRequest: Sendable, Equatable, Codable {
     public var clientID: String
     /// The mutations, with increasing ``Mutation/mutationID``s.
     public var mutations: [Mutation]
+    /// The client's pull cursor, optionally: when the versions this request's mutations got
+    /// are exactly the ones after it, the answer says how far the cursor may move
+    /// (``PushResponse/cursor``), so the client does not pull its own changes back.
+    public var cursor: Int64?
 
     /// Creates a value with these members.
-    public init(clientID: String, mutations: [Mutation]) {
+    public init(clientID: String, mutations: [Mutation], cursor: Int64? = nil) {
         self.clientID = clientID
         self.mutations = mutations
+        self.cursor = cursor
     }
 }
 
@@ -231,10 +236,34 @@ public struct Mutation: Sendable, Equatable, Codable {
 public struct PushResponse: Sendable, Equatable, Codable {
     /// One result per mutation of the request, in the same order.
     public var results: [MutationResult]
+    /// Where the client's pull cursor may move, when the request sent ``PushRequest/cursor``
+    /// and the versions its mutations got are exactly the ones after it: the last of them.
+    /// Pulling up to it would only bring back this request's own changes.
+    public var cursor: Int64?
+    /// The tag of the server's history at ``cursor``, to send with it as a pull's `cursorTag`.
+    public var cursorTag: String?
 
     /// Creates a value with these members.
-    public init(results: [MutationResult]) {
+    public init(results: [MutationResult], cursor: Int64? = nil, cursorTag: String? = nil) {
         self.results = results
+        self.cursor = cursor
+        self.cursorTag = cursorTag
+    }
+
+    /// The last of the versions `results` applied, when they are exactly the versions after
+    /// `cursor`: `cursor + 1`, `cursor + 2`, … in some order, and no other result applied.
+    ///
+    /// - Parameters:
+    ///   - results: A push's results.
+    ///   - cursor: The pushing client's pull cursor.
+    /// - Returns: The version the cursor may move to, or `nil`.
+    public static func cursor(after cursor: Int64, applying results: [MutationResult]) -> Int64? {
+        let versions = results.filter { $0.status == .applied }.map(\.version).sorted()
+        guard let last = versions.last else { return nil }
+        for (offset, version) in versions.enumerated() where version != cursor + 1 + Int64(offset) {
+            return nil
+        }
+        return last
     }
 }
 

@@ -993,6 +993,14 @@ extension SyncServer {
                       "$ref": "#/components/schemas/Mutation"
                     },
                     "description": "The mutations, in the order they were made; their `mutationID`s increase."
+                  },
+                  "cursor": {
+                    "allOf": [
+                      {
+                        "$ref": "#/components/schemas/Version"
+                      }
+                    ],
+                    "description": "Optional: the client's pull cursor. When the versions this request's mutations get are exactly the ones after it (`cursor` + 1, `cursor` + 2, …), the answer carries `cursor` and `cursorTag`, and the client can move its cursor there without pulling its own changes back."
                   }
                 }
               },
@@ -1067,6 +1075,21 @@ extension SyncServer {
                       "$ref": "#/components/schemas/MutationResult"
                     },
                     "description": "One result per mutation, in request order."
+                  },
+                  "cursor": {
+                    "allOf": [
+                      {
+                        "$ref": "#/components/schemas/Version"
+                      }
+                    ],
+                    "description": "Present when the request sent `cursor` and the versions its mutations got are exactly the ones after it: the last of them. Pulling up to it would only bring back this request's own changes, so the client can use it as its next pull's `cursor`."
+                  },
+                  "cursorTag": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 64,
+                    "pattern": "^[!-~]*$",
+                    "description": "With `cursor`: names the server's history there; send it as `cursorTag` with that cursor."
                   }
                 }
               },

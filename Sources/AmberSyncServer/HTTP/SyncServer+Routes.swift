@@ -55,13 +55,22 @@ extension SyncServer {
     private func push(_ request: Request, user: SyncUser) async throws -> Response {
         let body = try await request.collectBody(limit: maximumBodySize)
         let push = try await Self.decode(PushRequest.self, from: body)
+        if let cursor = push.cursor, cursor < 0 {
+            throw SyncServerError.invalidRequest("cursor must be 0 or more, not \(cursor).")
+        }
         let results = try await metrics.database(.push) {
             try await database.push(push.mutations, clientID: push.clientID, for: user)
         }
         if results.contains(where: { $0.status == .applied }) {
             database.changeNotifier.notify(userID: user.id)
         }
-        return try Response.json(PushResponse(results: results))
+        var response = PushResponse(results: results)
+        // The client's own changes right after its cursor: it need not pull them back.
+        if let cursor = push.cursor, let last = PushResponse.cursor(after: cursor, applying: results) {
+            let tag = try await metrics.database(.push) { try await database.historyTag(for: user, at: last) }
+            if let tag { (response.cursor, response.cursorTag) = (last, tag) }
+        }
+        return try Response.json(response)
     }
 
     /// Decodes a request body; a large one on a thread of its own, so that decoding it does not
