@@ -5,11 +5,11 @@ import AmberTestSupport
 import Foundation
 import Testing
 
+@testable import AmberSync
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-@testable import AmberSync
 
 /// A push that sends the client's cursor learns how far the cursor may move past its own
 /// changes, so a phone does not download again what it just uploaded.
