@@ -56,14 +56,12 @@ where Value.ID: Sendable & Codable {
         @Sendable (_ base: Value?, _ mine: Value, _ theirs: Value) -> (value: Value, conflicts: [String]?)
 
     let key: String
-    let path: String
     let store: IdentityStore<Value>
     let resolve: Resolve
 
-    init(store: IdentityStore<Value>, key: String, path: String, resolve: @escaping Resolve) {
+    init(store: IdentityStore<Value>, key: String, resolve: @escaping Resolve) {
         self.store = store
         self.key = key
-        self.path = path
         self.resolve = resolve
     }
 
@@ -110,10 +108,7 @@ where Value.ID: Sendable & Codable {
     // MARK: Applying
 
     func apply(_ states: [ServerState]) throws -> [SyncConflict] {
-        try store.syncTransaction { transaction -> [SyncConflict] in
-            guard let context = SQLiteWriteContext.current(path: path) else {
-                throw SyncError(.misuse, "the store for key \(key) does not write to \(path)")
-            }
+        try store.syncTransaction { (transaction, context: SQLiteWriteContext) -> [SyncConflict] in
             let db = context.database
             var conflicts: [SyncConflict] = []
             var marks: [(id: String, pending: Bool)] = []
