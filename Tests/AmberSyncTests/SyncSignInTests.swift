@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSync
 import AmberSyncServer
 import AmberSyncTestSupport
@@ -32,7 +33,7 @@ import Testing
     func theProviderIsAskedAgainWhenTheServerRefusesAnExpiredToken(backend: Backend) async throws {
         let server = try await TestServer.start(backend, jwtVerifier: try await Self.verifier())
         defer { Task { await server.stop() } }
-        let calls = Locked(0)
+        let calls = LockedValue(0)
         // The app's session: the first token it hands out has expired; a refresh gives a fresh one.
         let phone = try Device(server: server.url) {
             let call = calls.withLock { calls in
@@ -63,8 +64,8 @@ import Testing
     func aTokenAFreshOneDoesNotCureIsUnauthorizedAndStopsLiveSync(backend: Backend) async throws {
         let server = try await TestServer.start(backend, jwtVerifier: try await Self.verifier())
         defer { Task { await server.stop() } }
-        let signedIn = Locked(false)
-        let calls = Locked(0)
+        let signedIn = LockedValue(false)
+        let calls = LockedValue(0)
         let phone = try Device(server: server.url) {
             calls.withLock { $0 += 1 }
             // Signed out: the session hands out its expired token again and again.

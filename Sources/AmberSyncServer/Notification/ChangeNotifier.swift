@@ -1,3 +1,5 @@
+import AmberLock
+
 /// Wakes pulls that wait for a user's next change.
 ///
 /// Each user has a generation counter that ``notify(userID:)`` increments after a push for that
@@ -16,7 +18,7 @@
 /// The notifier lives in one process. A backend shared by several server processes also calls
 /// ``notify(userID:)`` when it hears of another process's commit.
 public final class ChangeNotifier: Sendable {
-    private let state = Protected(State())
+    private let state = LockedValue(State())
 
     /// Creates a notifier with every user at generation 0.
     public init() {}

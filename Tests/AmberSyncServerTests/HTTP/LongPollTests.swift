@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
@@ -74,10 +75,10 @@ import Testing
 @Suite struct PullCoalescingTests {
     @Test(arguments: Backend.allCases)
     func pullsWokenTogetherShareOneDatabaseRead(backend: Backend) async throws {
-        let counting = LockedBox<CountingDatabase?>(nil)
+        let counting = LockedValue<CountingDatabase?>(nil)
         let countingReads: (any SyncDatabase) -> any SyncDatabase = { base in
             let database = CountingDatabase(base: base, pullDelay: .milliseconds(100))
-            counting.set(database)
+            counting.withLock { $0 = database }
             return database
         }
         try await withHarness(backend, wrap: countingReads) { harness in
@@ -97,20 +98,8 @@ import Testing
                 #expect(answered == waiting)
             }
             // Without sharing: a read per pull before the wait and another after it.
-            let reads = try #require(counting.get()).pulls.value
+            let reads = try #require(counting.withLock { $0 }).pulls.value
             #expect(reads < waiting, "\(reads) database reads for \(waiting) pulls")
         }
     }
-}
-
-/// A value set from one closure and read in another.
-final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }

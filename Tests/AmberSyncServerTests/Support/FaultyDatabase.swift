@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import Foundation
@@ -51,12 +52,10 @@ struct CountingDatabase: SyncDatabase {
     let pullDelay: Duration
     let pulls = PullCount()
 
-    final class PullCount: @unchecked Sendable {
-        // @unchecked: `count` is only touched while `lock` is held.
-        private let lock = NSLock()
-        private var count = 0
-        var value: Int { lock.withLock { count } }
-        func increment() { lock.withLock { count += 1 } }
+    final class PullCount: Sendable {
+        private let count = LockedValue(0)
+        var value: Int { count.withLock { $0 } }
+        func increment() { count.withLock { $0 += 1 } }
     }
 
     var changeNotifier: ChangeNotifier { base.changeNotifier }
