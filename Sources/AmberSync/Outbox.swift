@@ -176,8 +176,8 @@ struct Outbox: Sendable {
                 let base = baseVersion.map { version in
                     SyncSchema.Base(version: version, value: baseText.map(JSONRecord.init(unchecked:)))
                 }
-                switch collections[key]?.plan(local: local, base: base) ?? .none {
-                case .none:
+                switch collections[key]?.plan(local: local, base: base) ?? .upToDate {
+                case .upToDate:
                     try SyncSchema.setPending(db, key: key, id: id, false)
                 case .send(let baseVersion, let value, let fields):
                     planned.append((key, id, baseVersion, value, fields))
