@@ -51,9 +51,12 @@ let package = Package(
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
             ]
         ),
+        // The one lock type of the package (`LockedValue`), for the store and the server alike.
+        .target(name: "AmberLock"),
         .target(
             name: "Amber",
             dependencies: [
+                "AmberLock",
                 "AmberMacros",
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -64,6 +67,7 @@ let package = Package(
             name: "AmberSQLite",
             dependencies: [
                 "Amber",
+                "AmberLock",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -73,6 +77,7 @@ let package = Package(
             name: "AmberSync",
             dependencies: [
                 "Amber",
+                "AmberLock",
                 "AmberSQLite",
                 "AmberSyncProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -83,6 +88,7 @@ let package = Package(
         .target(
             name: "AmberSyncServer",
             dependencies: [
+                "AmberLock",
                 "AmberSyncProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -102,6 +108,7 @@ let package = Package(
         .target(
             name: "AmberSyncPostgres",
             dependencies: [
+                "AmberLock",
                 "AmberSyncServer",
                 "AmberSyncProtocol",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -139,6 +146,7 @@ let package = Package(
         ),
         .target(
             name: "AmberTestSupport",
+            dependencies: ["AmberLock"],
             path: "Tests/AmberTestSupport"
         ),
         // The sync server's backends for tests: SQLite, and PostgreSQL on a throwaway cluster; the
@@ -146,6 +154,7 @@ let package = Package(
         .target(
             name: "AmberSyncTestSupport",
             dependencies: [
+                "AmberLock",
                 "AmberSync",
                 "AmberSyncServer",
                 "AmberSyncPostgres",
@@ -161,6 +170,7 @@ let package = Package(
             name: "AmberTests",
             dependencies: [
                 "Amber",
+                "AmberLock",
                 "AmberSQLite",
                 "AmberTestSupport",
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
@@ -200,6 +210,7 @@ let package = Package(
         .testTarget(
             name: "AmberSyncServerTests",
             dependencies: [
+                "AmberLock",
                 "AmberSyncServer",
                 "AmberSyncPostgres",
                 "AmberSyncProtocol",
@@ -217,6 +228,7 @@ let package = Package(
             name: "AmberSyncTests",
             dependencies: [
                 "Amber",
+                "AmberLock",
                 "AmberSQLite",
                 "AmberSync",
                 "AmberSyncServer",

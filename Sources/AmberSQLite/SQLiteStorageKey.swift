@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import Foundation
 import GRDB
 
@@ -9,7 +10,7 @@ import GRDB
 /// deletions it records with it; a store reads what changed after the last number it saw.
 /// Deletion rows are kept for a while (see ``SQLiteStorage/deletionHorizon``) so that a store
 /// behind by fewer writes reads only the changes; one further behind reloads the key.
-final class SQLiteStorageKey: StorageKeyHandle, StoragePlace, Sendable {
+final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Sendable {
     private let storage: SQLiteStorage
     private let key: String
     /// The highest sequence number whose changes this key has (loaded, written or reported).
@@ -36,6 +37,11 @@ final class SQLiteStorageKey: StorageKeyHandle, StoragePlace, Sendable {
     }
 
     func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
+        try writeInTransaction { external, _ in try body(external) }
+    }
+
+    /// ``write(_:)``, whose body also receives the SQLite transaction the write runs in.
+    package func writeInTransaction(_ body: (ExternalChange?, SQLiteWriteContext) throws -> StorageBatch) throws {
         var bodyError: (any Error)?
         var written: Int64?
         // Asked here: inside the database access, the code runs on GRDB's queue.
@@ -59,7 +65,7 @@ final class SQLiteStorageKey: StorageKeyHandle, StoragePlace, Sendable {
                             let context = SQLiteWriteContext(database: db, key: key)
                             let batch: StorageBatch
                             do {
-                                batch = try SQLiteWriteContext.with(context, path: storage.path) { try body(external) }
+                                batch = try body(external, context)
                             } catch {
                                 bodyError = error
                                 throw error

@@ -2,11 +2,12 @@ import Amber
 import Foundation
 import GRDB
 
-/// The SQLite transaction a store write runs in, for code of this package that keeps its own
-/// tables in step with the store's records (sync's bookkeeping): it reads them in the same
-/// transaction the store resolves its write in, and writes after the store's records.
+/// The SQLite transaction a store write runs in, handed to the write's body by
+/// `SQLiteStorageKey.writeInTransaction(_:)`: for code of this package that keeps its own tables
+/// in step with the store's records (sync's bookkeeping). It reads them in the transaction the
+/// store resolves its write in, and writes after the store's records.
 ///
-/// Only the thread running the store write sees its context, while the write's body runs.
+/// Valid only while the body runs: the transaction commits or rolls back right after.
 package final class SQLiteWriteContext {
     /// The open transaction.
     package let database: Database
@@ -28,31 +29,4 @@ package final class SQLiteWriteContext {
     func runAfterRecords() throws {
         for work in afterRecords { try work(database) }
     }
-
-    /// The context of the store write the current thread is running on the file at `path`.
-    package static func current(path: String) -> SQLiteWriteContext? {
-        let thread = ObjectIdentifier(Thread.current)
-        return contexts.withLock { $0[Place(thread: thread, path: path)]?.context }
-    }
-
-    /// Runs `body` with `context` as the current thread's context for `path`.
-    static func with<R>(_ context: SQLiteWriteContext, path: String, _ body: () throws -> R) rethrows -> R {
-        let place = Place(thread: ObjectIdentifier(Thread.current), path: path)
-        contexts.withLock { $0[place] = Entry(context: context) }
-        defer { contexts.withLock { $0[place] = nil } }
-        return try body()
-    }
-
-    private struct Place: Hashable {
-        let thread: ObjectIdentifier
-        let path: String
-    }
-
-    private struct Entry: @unchecked Sendable {
-        // @unchecked: an entry is only read by the thread that stored it (its key holds that
-        // thread), while that thread runs the write inside `with`.
-        let context: SQLiteWriteContext
-    }
-
-    private static let contexts = LockedValue<[Place: Entry]>([:])
 }

@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -44,7 +45,7 @@ package struct HTTPSyncTransport: SyncTransport {
     /// Written on the completion-handler API, which every platform's `URLSession` has, so that
     /// cancelling the task (stopping live sync) cancels a waiting long-poll at once.
     private func data(for request: URLRequest) async throws(SyncError) -> (Data, URLResponse) {
-        let box = TaskBox()
+        let dataTask = CancellableDataTask()
         let result: Result<(Data, URLResponse), SyncError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let task = session.dataTask(with: request) { data, response, error in
@@ -55,11 +56,11 @@ package struct HTTPSyncTransport: SyncTransport {
                         continuation.resume(returning: .failure(Self.networkError(error)))
                     }
                 }
-                box.set(task)
+                dataTask.set(task)
                 task.resume()
             }
         } onCancel: {
-            box.cancel()
+            dataTask.cancel()
         }
         return try result.get()
     }
@@ -72,26 +73,23 @@ package struct HTTPSyncTransport: SyncTransport {
     }
 }
 
-/// A data task that may be cancelled before it is created.
-private final class TaskBox: @unchecked Sendable {
-    // @unchecked: `task` and `cancelled` are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+/// A data task that may be cancelled before it is created: cancelled as soon as it is set then.
+private final class CancellableDataTask: Sendable {
+    private let state = LockedValue<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
 
     func set(_ task: URLSessionDataTask) {
-        lock.lock()
-        self.task = task
-        let cancelled = self.cancelled
-        lock.unlock()
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
         if cancelled { task.cancel() }
     }
 
     func cancel() {
-        lock.lock()
-        cancelled = true
-        let task = self.task
-        lock.unlock()
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
         task?.cancel()
     }
 }

@@ -39,7 +39,7 @@ struct Outbox: Sendable {
 
     /// The records of any collection written here since they last agreed with the server.
     func pendingCount() throws(SyncError) -> Int {
-        try storage.syncWrite { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_pending") ?? 0 }
+        try storage.syncWrite { try SQLiteChangeLog.writtenCount($0) }
     }
 
     /// The mutations to send: those sent before and not answered, as they were, or else new ones
@@ -157,7 +157,7 @@ struct Outbox: Sendable {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT p.key, p.id, r.value, b.version, b.value FROM amber_sync_pending p
+                    SELECT p.key, p.id, r.value, b.version, b.value FROM \(SQLiteChangeLog.table) p
                     LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
                     LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
                     WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
@@ -176,8 +176,8 @@ struct Outbox: Sendable {
                 let base = baseVersion.map { version in
                     SyncSchema.Base(version: version, value: baseText.map(JSONRecord.init(unchecked:)))
                 }
-                switch collections[key]?.plan(local: local, base: base) ?? .none {
-                case .none:
+                switch collections[key]?.plan(local: local, base: base) ?? .upToDate {
+                case .upToDate:
                     try SyncSchema.setPending(db, key: key, id: id, false)
                 case .send(let baseVersion, let value, let fields):
                     planned.append((key, id, baseVersion, value, fields))

@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSQLite
 import AmberSyncProtocol
 import Foundation
@@ -176,7 +177,7 @@ public final class SyncClient: Sendable {
             throw SyncError(
                 .misuse, "the key \(location.key) is not a collection name sync accepts ([A-Za-z0-9_.-], 1 to 64)")
         }
-        let collection = TypedCollection(store: store, key: location.key, path: storage.path, resolve: resolve)
+        let collection = TypedCollection(store: store, key: location.key, resolve: resolve)
         do {
             _ = try storage.database.write { try SyncSchema.register($0, key: location.key) }
         } catch {
@@ -207,14 +208,7 @@ public final class SyncClient: Sendable {
     public var pendingCount: Int {
         let keys = collections.withLock { Array($0.keys) }
         guard !keys.isEmpty else { return 0 }
-        return
-            (try? storage.database.read { db in
-                try Int.fetchOne(
-                    db,
-                    sql:
-                        "SELECT COUNT(*) FROM amber_sync_pending WHERE key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))",
-                    arguments: StatementArguments(keys))
-            }) ?? 0
+        return (try? storage.database.read { try SQLiteChangeLog.writtenCount($0, keys: keys) }) ?? 0
     }
 
     /// What the client is doing from now on, for a UI: syncing, synced, offline, failed.

@@ -5,42 +5,25 @@ import GRDB
 
 /// The tables sync keeps beside the stores' records in the storage file.
 ///
-/// - `amber_sync_collections`: the keys a `SyncClient` syncs. Triggers on `amber_records` mark
-///   every write to such a key pending, in the write's own transaction, whichever process makes it
-///   (an app extension that never creates a client included).
-/// - `amber_sync_pending`: records written locally since they last agreed with the server.
+/// - The change log of `AmberSQLite` (`SQLiteChangeLog`) on every synced key: its written
+///   records are the pending ones, those written locally since they last agreed with the server.
+///   Its triggers log every write, in the write's own transaction, whichever process makes it (an
+///   app extension that never creates a client included).
 /// - `amber_sync_base`: per record, the server's version and value they last agreed on: the base
 ///   of three-way merges, and what local changes are measured against.
 /// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash.
 /// - `amber_sync_meta`: the client id, the pull cursor, the next mutation id.
-///
-/// The triggers test for an existing mark instead of saying `INSERT OR IGNORE`: inside a trigger,
-/// SQLite replaces that conflict clause by the outer statement's (the store's upsert), which fails.
 enum SyncSchema {
     static func prepare(_ db: Database) throws {
+        try SQLiteChangeLog.prepare(db)
         try db.execute(
             sql: """
                 CREATE TABLE IF NOT EXISTS amber_sync_meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS amber_sync_collections (key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS amber_sync_pending (
-                    key TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (key, id)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS amber_sync_base (
                     key TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, value TEXT,
                     PRIMARY KEY (key, id)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS amber_sync_outbox (
                     mutation_id INTEGER PRIMARY KEY NOT NULL, collection TEXT NOT NULL, body TEXT NOT NULL);
-                CREATE TRIGGER IF NOT EXISTS amber_sync_mark_insert AFTER INSERT ON amber_records
-                    WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
-                    BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
-                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
-                CREATE TRIGGER IF NOT EXISTS amber_sync_mark_update AFTER UPDATE OF value ON amber_records
-                    WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = NEW.key)
-                    BEGIN INSERT INTO amber_sync_pending (key, id) SELECT NEW.key, NEW.id
-                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = NEW.key AND id = NEW.id); END;
-                CREATE TRIGGER IF NOT EXISTS amber_sync_mark_delete AFTER DELETE ON amber_records
-                    WHEN EXISTS (SELECT 1 FROM amber_sync_collections WHERE key = OLD.key)
-                    BEGIN INSERT INTO amber_sync_pending (key, id) SELECT OLD.key, OLD.id
-                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = OLD.key AND id = OLD.id); END;
                 """)
     }
 
@@ -123,9 +106,9 @@ enum SyncSchema {
     /// After ``forgetHistory(_:databaseID:)`` and a whole pull from 0: the records the server
     /// did not list lose their base and become pending, so that they are pushed back as new.
     static func finishHistoryReset(_ db: Database) throws {
+        try SQLiteChangeLog.setWritten(db, selectedBy: "SELECT key, id FROM amber_sync_base WHERE version < 0")
         try db.execute(
             sql: """
-                INSERT OR IGNORE INTO amber_sync_pending (key, id) SELECT key, id FROM amber_sync_base WHERE version < 0;
                 DELETE FROM amber_sync_base WHERE version < 0;
                 DELETE FROM amber_sync_meta WHERE name = 'historyReset';
                 """)
@@ -146,11 +129,7 @@ enum SyncSchema {
     /// - Returns: Whether the key was new.
     @discardableResult
     static func register(_ db: Database, key: String) throws -> Bool {
-        try db.execute(sql: "INSERT OR IGNORE INTO amber_sync_collections (key) VALUES (?)", arguments: [key])
-        guard db.changesCount > 0 else { return false }
-        try db.execute(
-            sql: "INSERT OR IGNORE INTO amber_sync_pending (key, id) SELECT key, id FROM amber_records WHERE key = ?",
-            arguments: [key])
+        guard try SQLiteChangeLog.log(db, key: key) else { return false }
         try setCursor(db, 0)
         return true
     }
@@ -215,14 +194,9 @@ enum SyncSchema {
         ).execute(arguments: [key, id, version, value?.text])
     }
 
+    /// Marks record `id` of `key` pending (written here since it last agreed with the server) or not.
     static func setPending(_ db: Database, key: String, id: String, _ pending: Bool) throws {
-        if pending {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO amber_sync_pending (key, id) VALUES (?, ?)")
-                .execute(arguments: [key, id])
-        } else {
-            try db.cachedStatement(sql: "DELETE FROM amber_sync_pending WHERE key = ? AND id = ?")
-                .execute(arguments: [key, id])
-        }
+        try SQLiteChangeLog.setWritten(db, key: key, id: id, pending)
     }
 }
 

@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import Foundation
 
 /// Hands the transport its bearer token: the app's token provider, asked when a token is first

@@ -29,8 +29,8 @@ struct ServerState: Sendable {
 
 /// What to push for one pending record.
 enum MutationPlan {
-    /// Nothing: the record equals what the server has.
-    case none
+    /// Nothing to send: the record equals what the server has.
+    case upToDate
     case send(baseVersion: Int64?, value: JSONRecord?, fields: [String]?)
 }
 
@@ -56,14 +56,12 @@ where Value.ID: Sendable & Codable {
         @Sendable (_ base: Value?, _ mine: Value, _ theirs: Value) -> (value: Value, conflicts: [String]?)
 
     let key: String
-    let path: String
     let store: IdentityStore<Value>
     let resolve: Resolve
 
-    init(store: IdentityStore<Value>, key: String, path: String, resolve: @escaping Resolve) {
+    init(store: IdentityStore<Value>, key: String, resolve: @escaping Resolve) {
         self.store = store
         self.key = key
-        self.path = path
         self.resolve = resolve
     }
 
@@ -87,11 +85,11 @@ where Value.ID: Sendable & Codable {
 
     func plan(local record: JSONRecord?, base: SyncSchema.Base?) -> MutationPlan {
         guard let base else {
-            return record.map { .send(baseVersion: nil, value: $0, fields: nil) } ?? .none
+            return record.map { .send(baseVersion: nil, value: $0, fields: nil) } ?? .upToDate
         }
         guard let server = base.value else {
             // Deleted on the server: a local value comes back whole.
-            return record.map { .send(baseVersion: base.version, value: $0, fields: nil) } ?? .none
+            return record.map { .send(baseVersion: base.version, value: $0, fields: nil) } ?? .upToDate
         }
         guard let record else { return .send(baseVersion: base.version, value: nil, fields: nil) }
         let local = record.object
@@ -104,16 +102,13 @@ where Value.ID: Sendable & Codable {
             let server = server.object
             fields = local.keys.filter { server[$0] != local[$0] }.sorted()
         }
-        return fields.isEmpty ? .none : .send(baseVersion: base.version, value: record, fields: fields)
+        return fields.isEmpty ? .upToDate : .send(baseVersion: base.version, value: record, fields: fields)
     }
 
     // MARK: Applying
 
     func apply(_ states: [ServerState]) throws -> [SyncConflict] {
-        try store.syncTransaction { transaction -> [SyncConflict] in
-            guard let context = SQLiteWriteContext.current(path: path) else {
-                throw SyncError(.misuse, "the store for key \(key) does not write to \(path)")
-            }
+        try store.syncTransaction { (transaction, context: SQLiteWriteContext) -> [SyncConflict] in
             let db = context.database
             var conflicts: [SyncConflict] = []
             var marks: [(id: String, pending: Bool)] = []

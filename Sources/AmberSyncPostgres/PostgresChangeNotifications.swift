@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncServer
 import Foundation
 import Logging
@@ -30,7 +31,7 @@ final class PostgresChangeNotifications: Sendable {
     private let connect: @Sendable () async throws -> PostgresConnection
     /// Tells this process's notifications from other processes'.
     private let instance = UUID().uuidString
-    private let state = Protected(State())
+    private let state = LockedValue(State())
 
     private struct State {
         var queued: Set<Int64> = []

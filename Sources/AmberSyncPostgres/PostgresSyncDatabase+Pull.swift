@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import Foundation

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import PostgresNIO
@@ -409,7 +410,7 @@ final class WaitingPushes: Sendable {
         var applied = (transactions: 0, pushes: 0)
     }
 
-    private let state = Protected(State())
+    private let state = LockedValue(State())
 
     /// How many transactions have applied pushes, and how many pushes they applied.
     var applied: (transactions: Int, pushes: Int) {

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncServer
 import Foundation
 import Logging
@@ -37,11 +38,11 @@ public final class PostgresSyncDatabase: SyncDatabase {
     let logger: Logger
     let notifications: PostgresChangeNotifications
     /// `databaseID()`, once read.
-    let identity = Protected<String?>(nil)
+    let identity = LockedValue<String?>(nil)
     /// Pushes waiting to be applied together.
     let waitingPushes = WaitingPushes()
     /// The pool of connections for queries, and its running; replaced after an outage.
-    private let pool: Protected<Pool>
+    private let pool: LockedValue<Pool>
     private let address: PostgresAddress
     private let configuration: PostgresClient.Configuration
 
@@ -92,7 +93,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
         // at once with its reason (a pool would retry for a while), and the tables are ready before
         // the pool serves anything.
         try await Self.prepare(address, location: address.redacted, logger: logger)
-        let pool = Protected(Pool(PostgresClient(configuration: configuration, backgroundLogger: logger)))
+        let pool = LockedValue(Pool(PostgresClient(configuration: configuration, backgroundLogger: logger)))
         self.pool = pool
         self.address = address
         self.configuration = configuration
@@ -154,7 +155,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
             return pool.running
         }
         running.cancel()
-        let finished = Protected<CheckedContinuation<Void, Never>?>(nil)
+        let finished = LockedValue<CheckedContinuation<Void, Never>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             finished.withLock { $0 = continuation }
             Task {
@@ -211,7 +212,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
     public static let connectionWait = Duration.seconds(5)
 
     /// When a request last got a connection of the pool.
-    private let lastLease = Protected(ContinuousClock.now)
+    private let lastLease = LockedValue(ContinuousClock.now)
 
     /// Runs `body` with a connection of the pool, waiting for one at most ``connectionWait``
     /// after the last request that got one.
@@ -222,7 +223,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
         let unavailable = SyncServerError.databaseUnavailable(
             location: location, reason: "no connection could be had within \(wait)")
         // Whichever comes first, the connection or the deadline, decides.
-        let lease = Protected<Bool?>(nil)
+        let lease = LockedValue<Bool?>(nil)
         do {
             return try await withThrowingTaskGroup(of: Result?.self) { group in
                 group.addTask {
@@ -300,7 +301,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
     }
 
     /// Settles a lease as `leased` (a connection came) or not (the deadline came); whether this call settled it.
-    private static func decide(_ lease: Protected<Bool?>, leased: Bool) -> Bool {
+    private static func decide(_ lease: LockedValue<Bool?>, leased: Bool) -> Bool {
         lease.withLock { settled in
             guard settled == nil else { return false }
             settled = leased

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Foundation
 import Hummingbird
@@ -186,7 +187,7 @@ public func jwksDocument(_ keys: [TestSigningKey]) -> String {
 /// An identity provider's JWKS endpoint on loopback: `GET /jwks.json` answers the current
 /// document, or `503` while ``available`` is false.
 public final class TestJWKSServer: Sendable {
-    private let state = Locked<(document: String, available: Bool, fetches: Int)>((#"{"keys":[]}"#, true, 0))
+    private let state = LockedValue<(document: String, available: Bool, fetches: Int)>((#"{"keys":[]}"#, true, 0))
     private let serving: Task<Void, any Error>
     /// The port it listens on.
     public let port: Int

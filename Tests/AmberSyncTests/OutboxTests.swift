@@ -22,7 +22,7 @@ import Testing
             _ = try SyncSchema.register(db, key: "notes")
         }
         collections = [
-            "notes": TypedCollection(store: notes, key: "notes", path: storage.path) { _, mine, _ in (mine, nil) }
+            "notes": TypedCollection(store: notes, key: "notes") { _, mine, _ in (mine, nil) }
         ]
     }
 

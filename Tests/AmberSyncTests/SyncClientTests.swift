@@ -308,11 +308,11 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func twoStartedClientsSeeEachOthersWritesWithinASecond(backend: Backend) async throws {
-        let server = try await TestServer.start(backend)
+        let server = try await TestServer.start(backend, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let a = try Device(server: server.url, token: token)
-        let b = try Device(server: server.url, token: token)
+        let a = try Device(server: server, token: token)
+        let b = try Device(server: server, token: token)
         a.client.start()
         b.client.start()
         // Both are waiting on the server before the writes start.

@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSQLite
 import AmberSync
 import AmberSyncServer
@@ -10,7 +11,7 @@ import Testing
 /// A child process whose standard output is read line by line as it comes.
 final class Child: Sendable {
     let process: Process
-    private let lines = Locked<[String]>([])
+    private let lines = LockedValue<[String]>([])
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
@@ -107,7 +108,7 @@ final class Child: Sendable {
             let port = try #require(url.port)
 
             let device = try Device(server: url, token: token)
-            let written = Locked<[Note]>([])
+            let written = LockedValue<[Note]>([])
             let writer = Task {
                 var index = 0
                 while !Task.isCancelled {

@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSync
 import AmberSyncServer
 import AmberSyncTestSupport
@@ -30,11 +31,11 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func theProviderIsAskedAgainWhenTheServerRefusesAnExpiredToken(backend: Backend) async throws {
-        let server = try await TestServer.start(backend, jwtVerifier: try await Self.verifier())
+        let server = try await TestServer.start(backend, over: .inProcess, jwtVerifier: try await Self.verifier())
         defer { Task { await server.stop() } }
-        let calls = Locked(0)
+        let calls = LockedValue(0)
         // The app's session: the first token it hands out has expired; a refresh gives a fresh one.
-        let phone = try Device(server: server.url) {
+        let phone = try Device(server: server) {
             let call = calls.withLock { calls in
                 calls += 1
                 return calls
@@ -50,22 +51,22 @@ import Testing
         #expect(calls.withLock { $0 } == 2, "a token that works is kept")
 
         // Another device of the same subject, with a token of its own, sees the note.
-        let laptop = try Device(server: server.url) { try await Self.token() }
+        let laptop = try Device(server: server) { try await Self.token() }
         try await laptop.client.sync()
         #expect(laptop.notes[id: written.id] == written)
         // Another subject does not.
-        let other = try Device(server: server.url) { try await Self.token("bob") }
+        let other = try Device(server: server) { try await Self.token("bob") }
         try await other.client.sync()
         #expect(other.notes.count == 0)
     }
 
     @Test(arguments: Backend.allCases)
     func aTokenAFreshOneDoesNotCureIsUnauthorizedAndStopsLiveSync(backend: Backend) async throws {
-        let server = try await TestServer.start(backend, jwtVerifier: try await Self.verifier())
+        let server = try await TestServer.start(backend, over: .inProcess, jwtVerifier: try await Self.verifier())
         defer { Task { await server.stop() } }
-        let signedIn = Locked(false)
-        let calls = Locked(0)
-        let phone = try Device(server: server.url) {
+        let signedIn = LockedValue(false)
+        let calls = LockedValue(0)
+        let phone = try Device(server: server) {
             calls.withLock { $0 += 1 }
             // Signed out: the session hands out its expired token again and again.
             return try await Self.token(expiresIn: signedIn.withLock { $0 } ? 3600 : -600)

@@ -146,19 +146,22 @@ final class Device: Sendable {
     let tags: IdentityStore<Tag>
     let client: SyncClient
 
+    /// A device that reaches the server at `server` over HTTP.
     convenience init(server: URL, token: String, path: String? = nil) throws {
-        try self.init(server: server, path: path, tokenProvider: { token })
-    }
-
-    convenience init(server: URL, path: String? = nil, tokenProvider: @escaping @Sendable () async throws -> String)
-        throws
-    {
-        try self.init(transport: HTTPSyncTransport(server: server), path: path, tokenProvider: tokenProvider)
+        try self.init(transport: HTTPSyncTransport(server: server), path: path, tokenProvider: { token })
     }
 
     /// A device that reaches `server` as the server was started to be reached.
     convenience init(server: TestServer, token: String, path: String? = nil) throws {
-        try self.init(transport: server.transport, path: path, tokenProvider: { token })
+        try self.init(server: server, path: path, tokenProvider: { token })
+    }
+
+    /// A device that reaches `server` as the server was started to be reached, with the tokens
+    /// `tokenProvider` hands out.
+    convenience init(
+        server: TestServer, path: String? = nil, tokenProvider: @escaping @Sendable () async throws -> String
+    ) throws {
+        try self.init(transport: server.transport, path: path, tokenProvider: tokenProvider)
     }
 
     init(

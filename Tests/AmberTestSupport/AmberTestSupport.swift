@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 
 // Helpers shared by the test targets.
@@ -30,24 +31,9 @@ public func builtExecutable(named name: String) -> URL {
     fatalError("the \(name) executable is not built next to \(CommandLine.arguments[0])")
 }
 
-/// A value guarded by a lock.
-public final class Locked<State>: @unchecked Sendable {
-    // @unchecked: `state` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var state: State
-
-    public init(_ state: State) { self.state = state }
-
-    public func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
-    }
-}
-
 /// Collects a stream's elements in the background.
 public final class Collected<Element: Sendable>: Sendable {
-    private let elements = Locked<[Element]>([])
+    private let elements = LockedValue<[Element]>([])
     private let task: Task<Void, Never>
 
     public init(_ stream: AsyncStream<Element>) {

@@ -1,3 +1,5 @@
+import AmberLock
+
 /// Ends what an object started once the object goes away: cancels the observations made on its
 /// behalf and finishes its streams.
 ///

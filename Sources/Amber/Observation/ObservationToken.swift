@@ -1,3 +1,5 @@
+import AmberLock
+
 /// A registration of an observer; ``cancel()`` ends it.
 ///
 /// Observations with an owner also end by themselves when the owner goes away, so keeping

@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 
 extension IdentityStore {

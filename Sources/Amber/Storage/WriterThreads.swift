@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 
 /// The places (files, defaults keys) a thread of this process is writing, so that a write to the

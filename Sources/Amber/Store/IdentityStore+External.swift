@@ -1,3 +1,4 @@
+import AmberLock
 import OrderedCollections
 
 extension IdentityStore {

@@ -1,3 +1,5 @@
+import AmberLock
+
 extension IdentityStore {
     /// Every change committed from now on, in commit order, one element per write or transaction.
     ///

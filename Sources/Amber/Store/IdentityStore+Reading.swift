@@ -1,3 +1,5 @@
+import AmberLock
+
 extension IdentityStore {
     /// Every value, in the order identities were first added; an update keeps the position.
     ///

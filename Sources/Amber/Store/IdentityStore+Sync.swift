@@ -21,11 +21,36 @@ extension IdentityStore {
         persistence?.identity(recordID)
     }
 
-    /// Runs a transaction whose change is published with origin ``StoreChange/Origin/sync``.
+    /// Runs a transaction whose change is published with origin ``StoreChange/Origin/sync``,
+    /// handing `body` the storage's own transaction too, so that what it writes there commits
+    /// with the store's records or not at all.
     ///
-    /// Like ``transaction(_:)``: for a persistent store the body runs inside the storage's write,
-    /// after other writers' changes were taken in, so it sees the newest values.
-    package func syncTransaction<R>(_ body: (inout StoreTransaction<Value>) throws -> R) throws -> R {
-        try commit(origin: .sync, body).result
+    /// Like ``transaction(_:)``: the body runs inside the storage's write, after other writers'
+    /// changes were taken in, so it sees the newest values.
+    ///
+    /// - Throws: ``StoreError/writeFailed(path:key:reason:)`` when the store's storage does not hand
+    ///   out a `Transaction` (a store in memory, or on another storage); what `body` throws.
+    package func syncTransaction<Transaction, R>(
+        _ body: (inout StoreTransaction<Value>, Transaction) throws -> R
+    ) throws -> R {
+        guard let persistence, let handle = persistence.storage as? any TransactionalStorageKeyHandle<Transaction>
+        else {
+            throw StoreError.writeFailed(
+                path: storageLocation?.place ?? "memory", key: persistence?.key ?? "",
+                reason: "the store's storage does not hand its transaction to a write")
+        }
+        // The storage's transaction, from the storage write to the body the store runs inside it.
+        var open: Transaction?
+        let write: StorageWrite = { storeBody in
+            try handle.writeInTransaction { external, transaction in
+                open = transaction
+                defer { open = nil }
+                return try storeBody(external)
+            }
+        }
+        return try commit(origin: .sync, storageWrite: write) { transaction in
+            // Set: for a persistent store, `commit` runs the body inside the storage write.
+            try body(&transaction, open!)
+        }.result
     }
 }

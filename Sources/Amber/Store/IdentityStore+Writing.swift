@@ -1,3 +1,4 @@
+import AmberLock
 import OrderedCollections
 
 extension IdentityStore {
@@ -130,13 +131,14 @@ extension IdentityStore {
         try commit(body).result
     }
 
-    /// Runs a transaction body through ``commit(origin:resolve:)``.
+    /// Runs a transaction body through ``commit(origin:storageWrite:resolve:)``.
     @inlinable @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
+        storageWrite: StorageWrite? = nil,
         _ body: (inout StoreTransaction<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
-        try commit(origin: origin) { values, writes in
+        try commit(origin: origin, storageWrite: storageWrite) { values, writes in
             var transaction = StoreTransaction(base: values)
             let result = try body(&transaction)
             writes = transaction.resolved(isEqual: isEqual)
@@ -151,14 +153,18 @@ extension IdentityStore {
     /// happens inside one storage write (one SQLite transaction, one file lock), so no other
     /// writer's commit can come between the values `resolve` reads and the write it makes.
     ///
-    /// - Parameter resolve: Given the current values, fills in the net writes and returns a result.
-    ///   It must not keep the values: applying the writes then mutates them in place.
+    /// - Parameters:
+    ///   - storageWrite: Runs the storage write in place of ``StorageKeyHandle/write(_:)``; `nil`
+    ///     for that one.
+    ///   - resolve: Given the current values, fills in the net writes and returns a result. It
+    ///     must not keep the values: applying the writes then mutates them in place.
     ///
     /// Inlinable, like ``add(_:)``, so that both are specialized for the app's value type: run
     /// generically, the metadata look-ups of its generic types cost more than the work itself.
     @inlinable @discardableResult
     func commit<R>(
         origin: StoreChange<Value>.Origin = .local,
+        storageWrite: StorageWrite? = nil,
         resolve: (OrderedDictionary<Value.ID, Value>, inout ResolvedWrites<Value>) throws -> R
     ) throws -> (result: R, change: StoreChange<Value>?) {
         var change: StoreChange<Value>?
@@ -174,7 +180,8 @@ extension IdentityStore {
             var forgotten: Set<String> = []
             if let persistence {
                 result = try persist(
-                    persistence, writer: &writer, writes: &writes, forgotten: &forgotten, queued: &queued
+                    persistence, writer: &writer, writes: &writes, forgotten: &forgotten, queued: &queued,
+                    storageWrite: storageWrite
                 ) {
                     try resolve($0, &$1)
                 }
@@ -213,7 +220,9 @@ extension IdentityStore {
 
     /// Resolves and persists a write inside one storage write, after taking in other writers' changes.
     ///
-    /// - Parameter forgotten: Set to the undecodable records the write replaced or deleted.
+    /// - Parameters:
+    ///   - forgotten: Set to the undecodable records the write replaced or deleted.
+    ///   - storageWrite: Runs the storage write; `nil` for ``StorageKeyHandle/write(_:)``.
     @usableFromInline
     func persist<R>(
         _ persistence: Persistence<Value>,
@@ -221,11 +230,12 @@ extension IdentityStore {
         writes: inout ResolvedWrites<Value>,
         forgotten: inout Set<String>,
         queued: inout Bool,
+        storageWrite: StorageWrite?,
         resolve: (OrderedDictionary<Value.ID, Value>, inout ResolvedWrites<Value>) throws -> R
     ) throws -> R {
         var result: R?
         var batch = StorageBatch()
-        try persistence.storage.write { external in
+        func write(_ external: ExternalChange?) throws -> StorageBatch {
             if let external, applyExternalChange(external, writer: &writer) { queued = true }
             result = try resolve(state.withLock { $0.values }, &writes)
             guard !writes.isEmpty else { return StorageBatch() }
@@ -235,11 +245,17 @@ extension IdentityStore {
             batch = try persistence.batch(for: writes, recordIDs: writer.recordIDs, undecodable: undecodable)
             return batch
         }
+        if let storageWrite { try storageWrite(write) } else { try persistence.storage.write(write) }
         for value in writes.removed { writer.recordIDs.remove(value.id) }
         forgotten = Set(batch.upserts.map(\.id)).union(batch.deletions)
         // `result` is set: `write` runs its body once or throws.
         return result!
     }
+
+    /// Runs a store's write body inside one write of its storage key, as
+    /// ``StorageKeyHandle/write(_:)`` does.
+    @usableFromInline
+    typealias StorageWrite = (_ body: (ExternalChange?) throws -> StorageBatch) throws -> Void
 
     /// Applies a committed change to the state and hands it to subscribers, under the state lock,
     /// and queues it for main-actor observers; called in commit order, under the write lock.

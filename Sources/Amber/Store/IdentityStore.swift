@@ -1,3 +1,4 @@
+import AmberLock
 import DequeModule
 import Foundation
 import OrderedCollections

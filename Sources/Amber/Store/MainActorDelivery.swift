@@ -1,3 +1,4 @@
+import AmberLock
 import DequeModule
 
 /// Hands a store's committed changes to its main-actor observers, in commit order.

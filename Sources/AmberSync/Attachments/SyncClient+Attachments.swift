@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSyncProtocol
 import Foundation
 import GRDB

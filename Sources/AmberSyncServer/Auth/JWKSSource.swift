@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 import Logging
 
@@ -111,7 +112,7 @@ actor JWKSSource {
         var request = URLRequest(url: url)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         let session = self.session
-        let box = DataTaskBox()
+        let dataTask = CancellableDataTask()
         let (data, response): (Data, URLResponse) = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request) { data, response, error in
@@ -121,11 +122,11 @@ actor JWKSSource {
                         continuation.resume(throwing: error ?? URLError(.badServerResponse))
                     }
                 }
-                box.set(task)
+                dataTask.set(task)
                 task.resume()
             }
         } onCancel: {
-            box.cancel()
+            dataTask.cancel()
         }
         guard let status = (response as? HTTPURLResponse)?.statusCode, status == 200 else {
             throw KeyError("it answered \((response as? HTTPURLResponse)?.statusCode ?? 0), not 200")
@@ -134,26 +135,23 @@ actor JWKSSource {
     }
 }
 
-/// A data task that may be cancelled before it is created.
-private final class DataTaskBox: @unchecked Sendable {
-    // @unchecked: `task` and `cancelled` are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+/// A data task that may be cancelled before it is created: cancelled as soon as it is set then.
+private final class CancellableDataTask: Sendable {
+    private let state = LockedValue<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
 
     func set(_ task: URLSessionDataTask) {
-        lock.lock()
-        self.task = task
-        let cancelled = self.cancelled
-        lock.unlock()
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
         if cancelled { task.cancel() }
     }
 
     func cancel() {
-        lock.lock()
-        cancelled = true
-        let task = self.task
-        lock.unlock()
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
         task?.cancel()
     }
 }

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import Hummingbird
 import Logging
@@ -80,7 +81,7 @@ struct ErrorAnswer: Sendable {
 /// The methods each path of the router answers, filled in once its routes are added: what a `405`
 /// lists in `Allow`.
 final class AllowedMethods: Sendable {
-    private let byPath = Protected<[String: [String]]>([:])
+    private let byPath = LockedValue<[String: [String]]>([:])
 
     /// Records the routes; each path's methods in the order given.
     func set(_ routes: [(path: String, method: HTTPRequest.Method)]) {

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import Foundation
 import Hummingbird
@@ -48,7 +49,7 @@ final class PullCoalescer: Sendable {
 /// after that starts a new read, so no one gets a value read before they asked, only one read
 /// while they waited.
 final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let flights = Protected([Key: Task<Value, any Error>]())
+    private let flights = LockedValue([Key: Task<Value, any Error>]())
 
     /// The value of the read in flight for `key`, or of a new one made with `read`.
     func value(for key: Key, read: @escaping @Sendable () async throws -> Value) async throws -> Value {

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import Foundation
 import Hummingbird
@@ -192,7 +193,7 @@ struct InboundBody: AsyncSequence, @unchecked Sendable {
 
 /// How many connections the server has open.
 final class ConnectionCount: Sendable {
-    private let count = Protected(0)
+    private let count = LockedValue(0)
 
     /// Counts a new connection; whether it is within `limit`.
     func open(limit: Int) -> Bool {

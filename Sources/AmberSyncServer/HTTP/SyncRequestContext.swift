@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 import Hummingbird
 
@@ -37,7 +38,7 @@ struct AuthenticatedRequestContext: ChildRequestContext {
 /// The time one request spent held waiting for a change: the pull handler adds to it, and the
 /// metrics middleware subtracts it from the request's latency.
 final class HeldTime: Sendable {
-    private let total = Protected(Duration.zero)
+    private let total = LockedValue(Duration.zero)
 
     /// The time held so far.
     var duration: Duration {

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import Crypto
 import Foundation
@@ -90,7 +91,7 @@ extension SyncServer {
         let first = range?.first ?? 0
         let end = range.map { $0.last + 1 }
         let upload = try await storage.beginAttachment(hash, for: user, at: first)
-        let hasher = Protected(SHA256())
+        let hasher = LockedValue(SHA256())
         var received = first
         do {
             try await upload.readHeld { bytes in

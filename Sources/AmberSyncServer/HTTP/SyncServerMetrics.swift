@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 import Prometheus
 
@@ -39,7 +40,7 @@ public final class SyncServerMetrics: Sendable {
     private let attachmentBytesReceived: Counter
     private let databaseErrors: [DatabaseOperation: Counter]
     /// Request counters by route and status, made once each: the registry validates names on every call.
-    private let requestCounters = Protected([RequestKey: Counter]())
+    private let requestCounters = LockedValue([RequestKey: Counter]())
 
     /// The upper bounds of the latency histograms' buckets: 1 ms to 10 s.
     static let latencyBuckets: [Duration] = [

@@ -1,3 +1,5 @@
+import AmberLock
+
 /// The pulls held waiting for a change, in all and per user, held within ``SyncServerLimits``.
 final class WaitingPulls: Sendable {
     private struct Counts {
@@ -5,7 +7,7 @@ final class WaitingPulls: Sendable {
         var perUser: [Int64: Int] = [:]
     }
 
-    private let counts = Protected(Counts())
+    private let counts = LockedValue(Counts())
 
     /// Counts one more waiting pull of `userID`.
     ///

@@ -1,3 +1,4 @@
+import AmberLock
 import Dispatch
 import ServiceLifecycle
 
@@ -19,7 +20,7 @@ import ServiceLifecycle
 /// The notifier lives in one process. A backend shared by several server processes also calls
 /// ``notify(userID:)`` when it hears of another process's commit.
 public final class ChangeNotifier: Sendable {
-    private let state = Protected(State())
+    private let state = LockedValue(State())
 
     /// Creates a notifier with every user at generation 0.
     public init() {}

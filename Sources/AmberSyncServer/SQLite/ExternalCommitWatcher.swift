@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 import GRDB
 
@@ -34,8 +35,8 @@ final class ExternalCommitWatcher: Sendable {
     private let wakeUp: Int32
     /// Signalled by the thread as it ends.
     private let ended = DispatchSemaphore(value: 0)
-    private let stopped = Protected(false)
-    private let running = Protected(true)
+    private let stopped = LockedValue(false)
+    private let running = LockedValue(true)
     /// Whether file events tell when to look (inotify is watching), rather than a timer alone.
     let usesFileEvents: Bool
 

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import Foundation
 import GRDB
@@ -24,7 +25,7 @@ public final class SQLiteSyncDatabase: SyncDatabase {
     public let changeNotifier = ChangeNotifier()
     let pool: DatabasePool
     /// ``databaseID()``, once read.
-    let identity = Protected<String?>(nil)
+    let identity = LockedValue<String?>(nil)
     private let externalCommits: ExternalCommitWatcher
 
     /// Opens the database at `path`, creating it when missing, and brings its schema up to date.

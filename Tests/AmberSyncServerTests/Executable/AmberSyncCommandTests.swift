@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberTestSupport
 import Foundation
@@ -31,7 +32,7 @@ import Testing
         server.arguments = ["serve", "--port", "0"]
         server.currentDirectoryURL = directory
         let output = Pipe()
-        let printed = Locked(Data())
+        let printed = LockedValue(Data())
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             printed.withLock { $0.append(data) }

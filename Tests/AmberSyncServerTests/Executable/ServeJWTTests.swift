@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
@@ -29,14 +30,14 @@ import Testing
         server.arguments = ["serve", "--port", "0", "--jwks-url", jwks.url, "--jwks-refresh", "1"]
         server.currentDirectoryURL = directory
         let output = Pipe()
-        let printed = Locked(Data())
+        let printed = LockedValue(Data())
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             printed.withLock { $0.append(data) }
         }
         server.standardOutput = output
         let errors = Pipe()
-        let logged = Locked(Data())
+        let logged = LockedValue(Data())
         errors.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             logged.withLock { $0.append(data) }

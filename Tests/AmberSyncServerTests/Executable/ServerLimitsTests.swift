@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
@@ -393,7 +394,7 @@ import Testing
             }
             #expect(bodies[0].count > 7_500_000 && bodies[0].count < SyncLimits.defaultMaximumBody)
             // Raw sockets on threads of their own: the test's own HTTP client must not be what waits.
-            let pushed = Locked<[Int]>([])
+            let pushed = LockedValue<[Int]>([])
             let group = DispatchGroup()
             for body in bodies {
                 DispatchQueue.global().async(group: group) {
@@ -408,7 +409,7 @@ import Testing
                     pushed.withLock { $0.append(status) }
                 }
             }
-            let timings = Locked<[Double]>([])
+            let timings = LockedValue<[Double]>([])
             DispatchQueue.global().async(group: group) {
                 Thread.sleep(forTimeInterval: 0.3)
                 for _ in 0..<10 {

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
@@ -166,14 +167,14 @@ struct AttachmentTests {
             #expect(try await storage.heldUploadBytes(hash, for: user) == held)
 
             let resumed = try await storage.beginAttachment(hash, for: user, at: held)
-            let before = Locked<[UInt8]>([])
+            let before = LockedValue<[UInt8]>([])
             try await resumed.readHeld { chunk in before.withLock { $0 += chunk.readableBytesView } }
             #expect(before.withLock { $0 } == Array(bytes[..<Int(held)]))
             try await resumed.write(ByteBuffer(bytes: bytes[Int(held)...]))
             #expect(try await resumed.finish())
             #expect(try await storage.attachmentSize(hash, for: user) == Int64(bytes.count))
             #expect(try await storage.heldUploadBytes(hash, for: user) == 0)
-            let read = Locked<[UInt8]>([])
+            let read = LockedValue<[UInt8]>([])
             try await storage.readAttachment(hash, for: user, range: 0..<Int64(bytes.count)) { chunk in
                 read.withLock { $0 += chunk.readableBytesView }
             }

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
@@ -19,7 +20,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func everyAnswerNamesTheDatabase(backend: Backend) async throws {
-        let seen = Locked<[String]>([])
+        let seen = LockedValue<[String]>([])
         for _ in 0..<2 {
             try await withHarness(backend) { harness in
                 let token = try await harness.addUser("ann")

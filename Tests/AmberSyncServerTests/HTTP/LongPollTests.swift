@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
@@ -74,10 +75,10 @@ import Testing
 @Suite struct PullCoalescingTests {
     @Test(arguments: Backend.allCases)
     func pullsWokenTogetherShareOneDatabaseRead(backend: Backend) async throws {
-        let counting = LockedBox<CountingDatabase?>(nil)
+        let counting = LockedValue<CountingDatabase?>(nil)
         let countingReads: (any SyncDatabase) -> any SyncDatabase = { base in
             let database = CountingDatabase(base: base, pullDelay: .milliseconds(100))
-            counting.set(database)
+            counting.withLock { $0 = database }
             return database
         }
         try await withHarness(backend, wrap: countingReads) { harness in
@@ -97,20 +98,40 @@ import Testing
                 #expect(answered == waiting)
             }
             // Without sharing: a read per pull before the wait and another after it.
-            let reads = try #require(counting.get()).pulls.value
+            let reads = try #require(counting.withLock { $0 }).pulls.value
             #expect(reads < waiting, "\(reads) database reads for \(waiting) pulls")
         }
     }
-}
 
-/// A value set from one closure and read in another.
-final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    /// The pulls of one token that one push wakes check the token again together: one lookup,
+    /// not one each (a revoked token is still refused: `LongPollTests`).
+    @Test(arguments: Backend.allCases)
+    func pullsWokenTogetherShareOneTokenCheck(backend: Backend) async throws {
+        let counting = LockedValue<CountingDatabase?>(nil)
+        let countingLookups: (any SyncDatabase) -> any SyncDatabase = { base in
+            let database = CountingDatabase(base: base, pullDelay: .zero)
+            counting.withLock { $0 = database }
+            return database
+        }
+        try await withHarness(backend, wrap: countingLookups) { harness in
+            let token = try await harness.addUser("ann")
+            let lookups = { counting.withLock { $0 }?.tokenLookups.value ?? 0 }
+            let waiting = 50
+            try await withThrowingTaskGroup(of: PullResponse.self) { group in
+                for _ in 0..<waiting {
+                    group.addTask { try await harness.pull(token: token, cursor: 0, wait: 30) }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                let parked = lookups()
+                #expect(parked >= waiting, "each pull's authentication looks its token up")
+                _ = try await harness.push([LongPollTests.note], token: token)
+                for try await response in group {
+                    #expect(response.changes.map(\.id) == ["n"])
+                }
+                // The push's own authentication, and the woken pulls' checks: one each without sharing.
+                let afterWake = lookups() - parked - 1
+                #expect(afterWake < waiting / 2, "\(afterWake) token lookups for \(waiting) woken pulls")
+            }
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import Foundation
@@ -45,18 +46,18 @@ struct FaultyDatabase: SyncDatabase {
 /// An error a database might throw that is not about the request: the disk is full.
 struct DiskFull: Error {}
 
-/// A database that forwards to another one, counting pulls and making each take `pullDelay`.
+/// A database that forwards to another one, counting pulls (making each take `pullDelay`) and
+/// token lookups.
 struct CountingDatabase: SyncDatabase {
     let base: any SyncDatabase
     let pullDelay: Duration
     let pulls = PullCount()
+    let tokenLookups = PullCount()
 
-    final class PullCount: @unchecked Sendable {
-        // @unchecked: `count` is only touched while `lock` is held.
-        private let lock = NSLock()
-        private var count = 0
-        var value: Int { lock.withLock { count } }
-        func increment() { lock.withLock { count += 1 } }
+    final class PullCount: Sendable {
+        private let count = LockedValue(0)
+        var value: Int { count.withLock { $0 } }
+        func increment() { count.withLock { $0 += 1 } }
     }
 
     var changeNotifier: ChangeNotifier { base.changeNotifier }
@@ -69,7 +70,10 @@ struct CountingDatabase: SyncDatabase {
 
     func revokeToken(_ token: String) async throws -> Bool { try await base.revokeToken(token) }
 
-    func user(forToken token: String) async throws -> SyncUser? { try await base.user(forToken: token) }
+    func user(forToken token: String) async throws -> SyncUser? {
+        tokenLookups.increment()
+        return try await base.user(forToken: token)
+    }
     func user(forSubject subject: String, issuer: String) async throws -> SyncUser {
         try await base.user(forSubject: subject, issuer: issuer)
     }

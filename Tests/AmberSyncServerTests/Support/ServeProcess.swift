@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ import Testing
 final class ServeProcess: Sendable {
     let process: Process
     let port: Int
-    private let logged: Locked<Data>
+    private let logged: LockedValue<Data>
 
     /// Starts `amber-sync serve --port 0 --database DATABASE ARGUMENTS` and waits until it listens.
     init(database: String, arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws {
@@ -21,8 +22,8 @@ final class ServeProcess: Sendable {
         process.arguments = ["serve", "--port", "0", "--database", database] + arguments
         let output = Pipe()
         let errors = Pipe()
-        let printed = Locked(Data())
-        let logged = Locked(Data())
+        let printed = LockedValue(Data())
+        let logged = LockedValue(Data())
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             printed.withLock { $0.append(data) }

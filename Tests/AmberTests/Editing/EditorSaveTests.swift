@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Testing
 
@@ -56,7 +57,7 @@ import Testing
         }
         #expect(store[id: jack.id] == jack, "nothing was written")
         #expect(editor.hasChanges)
-        let events = Locked<[StoreChange<Person>]>([])
+        let events = LockedValue<[StoreChange<Person>]>([])
         let screen = Screen()
         store.addObserver(screen) { _, change in events.withLock { $0.append(change) } }
         try store.transaction { transaction in

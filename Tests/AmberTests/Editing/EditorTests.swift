@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Foundation
 import Observation
@@ -259,7 +260,7 @@ fileprivate struct Counter: Identifiable, Sendable, Mergeable, ImmutableModel {
         let store = IdentityStore<Person>()
         try store.add(jack)
         let editor = try store.editor(id: jack.id)
-        let changed = Locked(false)
+        let changed = LockedValue(false)
         withObservationTracking {
             _ = editor.value
             _ = editor.hasChanges

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Observation
 import Testing
@@ -76,7 +77,7 @@ final class Owner {
 
     @Test func observationTrackingSeesValueChange() {
         let counter = ObservableValue(0)
-        let changed = Locked(false)
+        let changed = LockedValue(false)
         withObservationTracking {
             _ = counter.value
         } onChange: {

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Dispatch
 import Testing
@@ -79,8 +80,8 @@ func writeInTheBackground(_ body: @Sendable () throws -> Void) throws {
     @Test func valuesEndWhenTheObservableValueIsReleased() async throws {
         var observable: ObservableValue<Int>? = ObservableValue(1)
         let values = try #require(observable).values
-        let received = Locked<[Int]>([])
-        let finished = Locked(false)
+        let received = LockedValue<[Int]>([])
+        let finished = LockedValue(false)
         let task = Task {
             for await value in values { received.withLock { $0.append(value) } }
             finished.withLock { $0 = true }

@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Foundation
 import Observation
@@ -129,8 +130,8 @@ private let dee = Person(id: "4", name: "Dee", age: 12)
         let store = IdentityStore<Person>()
         var query: LiveQuery<Person>? = store.query()
         let updates = try #require(query).updates
-        let finished = Locked(false)
-        let count = Locked(0)
+        let finished = LockedValue(false)
+        let count = LockedValue(0)
         let task = Task.detached {
             for await _ in updates { count.withLock { $0 += 1 } }
             finished.withLock { $0 = true }
@@ -159,7 +160,7 @@ private let dee = Person(id: "4", name: "Dee", age: 12)
         let adults = store.query(filter: { $0.isAdult })
         try store.add(cy)
         let diff = adults.diff
-        let notified = Locked(false)
+        let notified = LockedValue(false)
         withObservationTracking {
             _ = adults.values
         } onChange: {
