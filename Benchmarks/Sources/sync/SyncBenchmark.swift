@@ -6,9 +6,10 @@ import Foundation
 ///     swift build -c release --package-path Benchmarks --product sync
 ///     Benchmarks/.build/release/sync [FIGURE...] [--backend sqlite|postgres|both] [scale options] [--results FILE]
 ///
-/// Figures: `initial-sync`, `first-push`, `page`, `push`, `propagation`, `fan-out`, `crash` (all by default). Each
-/// prints lines `sync BACKEND FIGURE: ...` with the figure, its baseline and their ratio; with `--results FILE`
-/// it also appends each figure to FILE as a line of JSON (see `FigureResult`), for `scripts/write-readme`.
+/// Figures: `initial-sync`, `first-push`, `page`, `push`, `propagation`, `fan-out`, `crash`, `attachment-100mib`,
+/// `attachments-1k` (all by default). Each prints lines `sync BACKEND FIGURE: ...` with the figure, its baseline and
+/// their ratio; with `--results FILE` it also appends each figure to FILE as a line of JSON (see `FigureResult`), for
+/// `scripts/write-readme`.
 /// The scale options shrink a figure for quick runs; the defaults are the sizes of Benchmarks/README.md.
 ///
 /// `sync serve --database LOCATION [--port N]` is the server process the figures start: this
@@ -54,6 +55,8 @@ enum Figure: String, CaseIterable {
     case propagation
     case fanOut = "fan-out"
     case crash
+    case largeAttachment = "attachment-100mib"
+    case smallAttachments = "attachments-1k"
 
     func run(backend: Backend, options: Options) async throws {
         switch self {
@@ -65,6 +68,8 @@ enum Figure: String, CaseIterable {
             try await Propagation.run(backend: backend, changes: options.changes, waiting: options.waiting)
         case .fanOut: try await FanOut.run(backend: backend, pulls: options.fanOut, writes: options.fanOutWrites)
         case .crash: try await CrashRun.run(backend: backend, kills: options.kills, clients: 5)
+        case .largeAttachment: try await LargeAttachment.run(backend: backend, rounds: options.rounds)
+        case .smallAttachments: try await SmallAttachments.run(backend: backend, count: options.attachments)
         }
     }
 }
@@ -91,6 +96,10 @@ struct Options {
     var fanOutWrites = 5
     /// SIGKILLs of the crash figure.
     var kills = 100
+    /// Rounds of the 100 MiB attachment figure (the median is reported).
+    var rounds = 3
+    /// Attachments of 10 KiB in the small attachments figure.
+    var attachments = 1_000
 
     init(_ arguments: [String]) throws {
         var arguments = arguments[...]
@@ -116,6 +125,8 @@ struct Options {
             case "--fan-out": fanOut = try number(argument)
             case "--fan-out-writes": fanOutWrites = try number(argument)
             case "--kills": kills = try number(argument)
+            case "--rounds": rounds = try number(argument)
+            case "--attachments": attachments = try number(argument)
             default:
                 guard let figure = Figure(rawValue: argument) else {
                     throw BenchmarkError(

@@ -88,41 +88,78 @@ final class AttachmentTransfers: Sendable {
             .sorted { $0.sha256 < $1.sha256 }
         guard !toSend.isEmpty else { return }
         let missing = try await missingOnServer(toSend.map(\.sha256))
-        var done = SyncProgress(phase: .uploadingAttachments, completed: 0, total: toSend.count, bytes: 0)
-        for reference in toSend {
-            var databaseID = missing?.databaseID
-            // The bytes the server holds of an attachment it lacks; `nil` when it has it.
-            let held: Int64?
-            if let missing {
-                held = missing.held[reference.sha256]
-            } else {
-                let head = try await send(method: "HEAD", reference.sha256)
-                databaseID = head.databaseID
-                switch head.status {
-                case 200: held = nil
-                case 404: held = head.uploadOffset ?? 0
-                default:
-                    throw SyncError(
-                        .server(status: head.status),
-                        "the server answered \(head.status) to HEAD of attachment \(reference.sha256)")
+        let tally = TransferTally(phase: .uploadingAttachments, total: toSend.count, report: progress)
+        try await Self.forEach(toSend) { reference throws(SyncError) in
+            try await self.upload(reference, missing: missing, tally: tally)
+        }
+    }
+
+    /// Uploads one attachment, unless the server has it, and notes that the server has it.
+    ///
+    /// - Parameter missing: The attachments the server lacks, with the bytes it holds of each;
+    ///   `nil` when it is to be asked with `HEAD`.
+    private func upload(
+        _ reference: AttachmentReference, missing: (held: [String: Int64], databaseID: String?)?,
+        tally: TransferTally
+    ) async throws(SyncError) {
+        var databaseID = missing?.databaseID
+        // The bytes the server holds of an attachment it lacks; `nil` when it has it.
+        let held: Int64?
+        if let missing {
+            held = missing.held[reference.sha256]
+        } else {
+            let head = try await send(method: "HEAD", reference.sha256)
+            databaseID = head.databaseID
+            switch head.status {
+            case 200: held = nil
+            case 404: held = head.uploadOffset ?? 0
+            default:
+                throw SyncError(
+                    .server(status: head.status),
+                    "the server answered \(head.status) to HEAD of attachment \(reference.sha256)")
+            }
+        }
+        var sent = 0
+        if let held {
+            let hash = reference.sha256
+            let (count, answer) = try await put(reference, held: held) { bytes in tally.moving(hash, bytes: bytes) }
+            sent = count
+            databaseID = answer.databaseID ?? databaseID
+        }
+        try database { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO amber_sync_attachment_remote (sha256, database_id) VALUES (?, ?)",
+                arguments: [reference.sha256, try databaseID ?? SyncSchema.databaseID(db) ?? ""])
+        }
+        tally.finished(reference.sha256, bytes: sent)
+    }
+
+    /// Attachments moved at once. A small file's transfer is mostly waiting (a round trip, and a
+    /// flush to disk on each side), so several go together; each holds at most ``partSize``
+    /// bytes in memory.
+    static let concurrentTransfers = 4
+
+    /// Runs `transfer` for each of `items`, ``concurrentTransfers`` at a time; the first error
+    /// cancels the others and is thrown.
+    private static func forEach<Item: Sendable>(
+        _ items: [Item], _ transfer: @escaping @Sendable (Item) async throws(SyncError) -> Void
+    ) async throws(SyncError) {
+        if items.count == 1, let item = items.first { return try await transfer(item) }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var waiting = items.makeIterator()
+                for _ in 0..<concurrentTransfers {
+                    guard let item = waiting.next() else { break }
+                    group.addTask { try await transfer(item) }
+                }
+                while try await group.next() != nil {
+                    if let item = waiting.next() { group.addTask { try await transfer(item) } }
                 }
             }
-            if let held {
-                let (sent, answer) = try await put(reference, held: held) { [done] sent in
-                    var now = done
-                    now.bytes += sent
-                    self.progress(now)
-                }
-                done.bytes += sent
-                databaseID = answer.databaseID ?? databaseID
-            }
-            try database { db in
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO amber_sync_attachment_remote (sha256, database_id) VALUES (?, ?)",
-                    arguments: [reference.sha256, try databaseID ?? SyncSchema.databaseID(db) ?? ""])
-            }
-            done.completed += 1
-            progress(done)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.offline, "an attachment transfer was cancelled: \(error)", underlyingError: error)
         }
     }
 
@@ -316,22 +353,17 @@ final class AttachmentTransfers: Sendable {
                 }
         }
         guard !wanted.isEmpty else { return }
-        var done = SyncProgress(phase: .downloadingAttachments, completed: 0, total: wanted.count, bytes: 0)
-        for attachment in wanted {
-            if !store.contains(attachment) {
-                try await download(attachment) { [done] bytes in
-                    var now = done
-                    now.bytes += bytes
-                    self.progress(now)
-                }
+        let tally = TransferTally(phase: .downloadingAttachments, total: wanted.count, report: progress)
+        try await Self.forEach(wanted) { attachment throws(SyncError) in
+            if !self.store.contains(attachment) {
+                let hash = attachment.sha256
+                try await self.download(attachment) { bytes in tally.moving(hash, bytes: bytes) }
             }
-            try database { db in
+            try self.database { db in
                 try db.execute(
                     sql: "DELETE FROM amber_sync_attachment_wanted WHERE sha256 = ?", arguments: [attachment.sha256])
             }
-            done.completed += 1
-            done.bytes += Int(attachment.size)
-            progress(done)
+            tally.finished(attachment.sha256, bytes: Int(attachment.size))
         }
     }
 
@@ -379,5 +411,48 @@ final class AttachmentTransfers: Sendable {
 
     private func database<R>(_ body: (Database) throws -> R) throws(SyncError) -> R {
         try storage.syncWrite(body)
+    }
+}
+
+/// The progress of transfers that run together: the attachments done, and the bytes of those
+/// done and of those under way. Each report is made holding the lock, so they arrive in order
+/// and their counts never go down.
+final class TransferTally: Sendable {
+    private struct State {
+        var done: SyncProgress
+        /// The bytes moved so far by each transfer under way, by hash.
+        var moving: [String: Int] = [:]
+
+        var now: SyncProgress {
+            var now = done
+            now.bytes += moving.values.reduce(0, +)
+            return now
+        }
+    }
+
+    private let state: LockedValue<State>
+    private let report: @Sendable (SyncProgress) -> Void
+
+    init(phase: SyncProgress.Phase, total: Int, report: @escaping @Sendable (SyncProgress) -> Void) {
+        state = LockedValue(State(done: SyncProgress(phase: phase, completed: 0, total: total, bytes: 0)))
+        self.report = report
+    }
+
+    /// Notes that the transfer of `hash` has moved `bytes` so far.
+    func moving(_ hash: String, bytes: Int) {
+        state.withLock { state in
+            state.moving[hash] = bytes
+            report(state.now)
+        }
+    }
+
+    /// Notes that the transfer of `hash` is done, having moved `bytes`.
+    func finished(_ hash: String, bytes: Int) {
+        state.withLock { state in
+            state.moving[hash] = nil
+            state.done.completed += 1
+            state.done.bytes += bytes
+            report(state.now)
+        }
     }
 }

@@ -161,7 +161,9 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfer(task.taskIdentifier, remove: true) else { return }
-        try? transfer.file?.synchronize()
+        // Bytes kept for a later try to resume after are flushed now; a whole file is flushed
+        // once, when it is checked and kept, off this queue that all transfers share.
+        if error != nil || transfer.failure != nil { try? transfer.file?.synchronize() }
         try? transfer.file?.close()
         if let failure = transfer.failure {
             transfer.finish.resume(returning: .failure(failure))

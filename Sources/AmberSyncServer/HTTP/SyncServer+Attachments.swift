@@ -63,8 +63,8 @@ extension SyncServer {
     /// Without `Content-Range` the body is the whole file, and any bytes held of an earlier upload
     /// are dropped. With `Content-Range: bytes FIRST-LAST/SIZE` it continues the user's upload,
     /// which must hold exactly `FIRST` bytes (`409` otherwise, with the bytes held; `0` starts over). The bytes of
-    /// a cut request stay held for the next one; the SHA-256 is checked over the whole file, the
-    /// held bytes read again, before it becomes visible.
+    /// a cut request stay held for the next one; the SHA-256 is checked over the whole file by the
+    /// request that ends it, the held bytes read again once, before it becomes visible.
     private func putAttachment(_ request: Request, hash: String, user: SyncUser) async throws -> Response {
         let storage = try storage()
         let maximum = limits.maximumAttachmentSize
@@ -93,14 +93,19 @@ extension SyncServer {
         let upload = try await storage.beginAttachment(hash, for: user, at: first)
         let hasher = LockedValue(SHA256())
         var received = first
-        do {
-            try await upload.readHeld { bytes in
-                bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
+        // Only the request that ends the file hashes it, the held bytes read again once: a part
+        // that leaves the file unfinished has nothing to be checked against yet.
+        let completes = range.map { $0.last + 1 == $0.size } ?? true
+        if completes {
+            do {
+                try await upload.readHeld { bytes in
+                    bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
+                }
+            } catch {
+                // Held bytes that cannot be read again cannot be checked: the upload starts over.
+                await upload.cancel()
+                throw error
             }
-        } catch {
-            // Held bytes that cannot be read again cannot be checked: the upload starts over.
-            await upload.cancel()
-            throw error
         }
         do {
             for try await bytes in request.body {
@@ -112,7 +117,9 @@ extension SyncServer {
                         SyncServerError.invalidRequest(
                             "The body runs past byte \(end - 1), the last its Content-Range names; nothing was kept."))
                 }
-                bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
+                if completes {
+                    bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
+                }
                 try await upload.write(bytes)
                 metrics.countAttachmentBytes(bytes.readableBytes)
             }
