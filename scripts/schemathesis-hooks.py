@@ -47,6 +47,10 @@ def before_call(context, case, kwargs):
     body = case.body
     # `clientID` and `id` are counted in bytes of UTF-8, not in characters.
     body["clientID"] = _fit(body.get("clientID"))
+    # Protocol integers are written without fraction or exponent (`1`, not `1.0`).
+    cursor = body.get("cursor")
+    if isinstance(cursor, float) and cursor.is_integer():
+        body["cursor"] = int(cursor)
     mutations = body.get("mutations")
     if not isinstance(mutations, list):
         return

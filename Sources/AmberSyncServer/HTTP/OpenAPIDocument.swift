@@ -995,12 +995,15 @@ extension SyncServer {
                     "description": "The mutations, in the order they were made; their `mutationID`s increase."
                   },
                   "cursor": {
-                    "allOf": [
+                    "oneOf": [
                       {
                         "$ref": "#/components/schemas/Version"
+                      },
+                      {
+                        "type": "null"
                       }
                     ],
-                    "description": "Optional: the client's pull cursor. When the versions this request's mutations get are exactly the ones after it (`cursor` + 1, `cursor` + 2, …), the answer carries `cursor` and `cursorTag`, and the client can move its cursor there without pulling its own changes back."
+                    "description": "Optional (`null` or absent: none): the client's pull cursor. When the versions this request's mutations get are exactly the ones after it (`cursor` + 1, `cursor` + 2, …), the answer carries `cursor` and `cursorTag`, and the client can move its cursor there without pulling its own changes back."
                   }
                 }
               },
