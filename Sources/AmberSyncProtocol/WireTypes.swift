@@ -260,8 +260,10 @@ public struct PushResponse: Sendable, Equatable, Codable {
     public static func cursor(after cursor: Int64, applying results: [MutationResult]) -> Int64? {
         let versions = results.filter { $0.status == .applied }.map(\.version).sorted()
         guard let last = versions.last else { return nil }
-        for (offset, version) in versions.enumerated() where version != cursor + 1 + Int64(offset) {
-            return nil
+        for (offset, version) in versions.enumerated() {
+            // A cursor near the largest version has no versions after it to move over.
+            let (expected, overflow) = cursor.addingReportingOverflow(Int64(offset) + 1)
+            if overflow || version != expected { return nil }
         }
         return last
     }

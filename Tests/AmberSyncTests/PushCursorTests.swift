@@ -86,6 +86,9 @@ import Testing
         // From its own place in the history, it may move.
         let third = try await push(server, token: token, client: "b", cursor: 3, ids: ["4"], firstMutation: 2)
         #expect(third["cursor"] as? Int == 4)
+        // A cursor past any version the server could give moves nowhere, and breaks nothing.
+        let far = try await push(server, token: token, client: "e", cursor: .max, ids: ["6"])
+        #expect(far["cursor"] == nil)
         // Without a cursor, the answer is as before.
         let plain = try await push(server, token: token, client: "c", cursor: nil, ids: ["5"])
         #expect(plain["cursor"] == nil)
@@ -106,6 +109,9 @@ import Testing
         ([(6, true), (4, false), (7, true)], 5, 7),
         ([(4, false)], 5, nil),
         ([], 0, nil),
+        ([(1, true)], .max, nil),
+        ([(.max, true)], .max - 1, .max),
+        ([(3, true)], -5, nil),
     ]
 
     @Test(arguments: 0..<runs.count)
