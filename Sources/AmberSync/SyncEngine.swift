@@ -129,9 +129,10 @@ actor SyncEngine {
             // A record never reaches the server before the files it names.
             try await attachments?.upload(referencedBy: batch.mutations)
             let answer: SyncAPI.Answer<PushResponse>
-            let cursor = try database { try SyncSchema.cursor($0) }
+            let (cursor, cursorTag) = try database { (try SyncSchema.cursor($0), try SyncSchema.cursorTag($0)) }
             do {
-                answer = try await api.push(PushRequest(clientID: clientID, mutations: batch.mutations, cursor: cursor))
+                answer = try await api.push(
+                    PushRequest(clientID: clientID, mutations: batch.mutations, cursor: cursor, cursorTag: cursorTag))
             } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
                 // Another device uses this client id (this file was copied): nothing was applied.
                 // Take a new id; the pending records are planned again under it.

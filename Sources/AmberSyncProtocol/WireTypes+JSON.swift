@@ -144,6 +144,10 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
             writer.raw(#","cursor":"#)
             writer.write(cursor)
         }
+        if let cursorTag {
+            writer.raw(#","cursorTag":"#)
+            writer.write(cursorTag)
+        }
         writer.raw("}")
     }
 
@@ -151,7 +155,7 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
         let fields = try JSONFields(json, path: path)
         self.init(
             clientID: try fields.string("clientID"), mutations: try fields.array("mutations", of: Mutation.self),
-            cursor: try fields.optionalInt64("cursor"))
+            cursor: try fields.optionalInt64("cursor"), cursorTag: try fields.optionalString("cursorTag"))
     }
 }
 

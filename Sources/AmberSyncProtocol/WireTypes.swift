@@ -148,16 +148,22 @@ public struct PushRequest: Sendable, Equatable, Codable {
     public var clientID: String
     /// The mutations, with increasing ``Mutation/mutationID``s.
     public var mutations: [Mutation]
-    /// The client's pull cursor, optionally: when the versions this request's mutations got
-    /// are exactly the ones after it, the answer says how far the cursor may move
-    /// (``PushResponse/cursor``), so the client does not pull its own changes back.
+    /// The client's pull cursor, optionally: when the server's history at it is the one the
+    /// client followed (``cursorTag``) and the versions this request's mutations got are exactly
+    /// the ones after it, the answer says how far the cursor may move (``PushResponse/cursor``),
+    /// so the client does not pull its own changes back.
     public var cursor: Int64?
+    /// The tag the server gave with ``cursor`` (a pull's `cursorTag`). Without it the answer
+    /// moves a cursor above 0 nowhere: a server restored from a backup may have reached the
+    /// same version along another history, which only the tag tells.
+    public var cursorTag: String?
 
     /// Creates a value with these members.
-    public init(clientID: String, mutations: [Mutation], cursor: Int64? = nil) {
+    public init(clientID: String, mutations: [Mutation], cursor: Int64? = nil, cursorTag: String? = nil) {
         self.clientID = clientID
         self.mutations = mutations
         self.cursor = cursor
+        self.cursorTag = cursorTag
     }
 }
 

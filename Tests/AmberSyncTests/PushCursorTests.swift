@@ -83,9 +83,19 @@ import Testing
         // Another client's versions 1 and 2 lie after its cursor 0: no cursor in the answer.
         let second = try await push(server, token: token, client: "b", cursor: 0, ids: ["3"])
         #expect(second["cursor"] == nil && second["cursorTag"] == nil)
-        // From its own place in the history, it may move.
-        let third = try await push(server, token: token, client: "b", cursor: 3, ids: ["4"], firstMutation: 2)
+        // From its own place in the history, with the tag the server gives there, it may move.
+        let place = try await send(server, token: token, "GET", "v1/pull?cursor=0", body: nil).json
+        let tagAt3 = try #require(place["cursorTag"] as? String)
+        #expect(place["cursor"] as? Int == 3)
+        let third = try await push(
+            server, token: token, client: "b", cursor: 3, cursorTag: tagAt3, ids: ["4"], firstMutation: 2)
         #expect(third["cursor"] as? Int == 4)
+        // Without the tag, or with another (a history the server no longer has), it moves nowhere.
+        let untagged = try await push(server, token: token, client: "b", cursor: 4, ids: ["4a"], firstMutation: 3)
+        #expect(untagged["cursor"] == nil)
+        let otherTag = try await push(
+            server, token: token, client: "b", cursor: 5, cursorTag: tagAt3, ids: ["4b"], firstMutation: 4)
+        #expect(otherTag["cursor"] == nil)
         // A cursor past any version the server could give moves nowhere, and breaks nothing.
         let far = try await push(server, token: token, client: "e", cursor: .max, ids: ["6"])
         #expect(far["cursor"] == nil)
@@ -125,12 +135,14 @@ import Testing
     }
 
     private func push(
-        _ server: TestServer, token: String, client: String, cursor: Int64?, ids: [String], firstMutation: Int64 = 1
+        _ server: TestServer, token: String, client: String, cursor: Int64?, cursorTag: String? = nil, ids: [String],
+        firstMutation: Int64 = 1
     ) async throws -> [String: Any] {
         let mutations = ids.enumerated().map { offset, id in
             #"{"mutationID":\#(firstMutation + Int64(offset)),"collection":"notes","id":"\#(id)","baseVersion":null,"value":{"id":"\#(id)"}}"#
         }
-        let cursorMember = cursor.map { #","cursor":\#($0)"# } ?? ""
+        let cursorMember =
+            (cursor.map { #","cursor":\#($0)"# } ?? "") + (cursorTag.map { #","cursorTag":"\#($0)""# } ?? "")
         let body = #"{"clientID":"\#(client)"\#(cursorMember),"mutations":[\#(mutations.joined(separator: ","))]}"#
         let answer = try await send(server, token: token, "POST", "v1/push", body: body)
         try #require(answer.status == 200, "\(answer.json)")

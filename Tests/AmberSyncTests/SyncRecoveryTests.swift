@@ -91,8 +91,12 @@ import Testing
     /// Day syncs; the server database is restored from an older backup; night pushes a new note.
     /// Day notices the changed history, pulls everything again and pushes back the note the
     /// server lost; both phones end with every note.
-    @Test(arguments: Backend.allCases)
-    func aServerRestoredFromABackupLosesNoNote(backend: Backend) async throws {
+    ///
+    /// With `dayWritesFirst`, day also writes a note before its next sync: night's pushes bring
+    /// the restored server back to day's cursor, so day's push gets the versions right after
+    /// it. Its answer must not move day's cursor over a history day never saw.
+    @Test(arguments: Backend.allCases, [false, true])
+    func aServerRestoredFromABackupLosesNoNote(backend: Backend, dayWritesFirst: Bool) async throws {
         let original = try makeDatabase(backend)
         let backup = try makeDatabase(backend)
         defer {
@@ -126,8 +130,10 @@ import Testing
         try night.notes.add(contentsOf: fromNight)
         try await night.client.sync()
 
+        let fromDay = dayWritesFirst ? [note("written on day after the restore")] : []
+        try day.notes.add(contentsOf: fromDay)
         try await day.client.sync()
-        #expect(Set(day.notes.all.map(\.id)) == Set([first.id, lost.id] + fromNight.map(\.id)))
+        #expect(Set(day.notes.all.map(\.id)) == Set([first.id, lost.id] + fromNight.map(\.id) + fromDay.map(\.id)))
         #expect(day.notes[id: first.id] == edited, "day's edit after the backup is kept")
         try await night.client.sync()
         try await day.client.sync()

@@ -1003,7 +1003,21 @@ extension SyncServer {
                         "type": "null"
                       }
                     ],
-                    "description": "Optional (`null` or absent: none): the client's pull cursor. When the versions this request's mutations get are exactly the ones after it (`cursor` + 1, `cursor` + 2, …), the answer carries `cursor` and `cursorTag`, and the client can move its cursor there without pulling its own changes back."
+                    "description": "Optional (`null` or absent: none): the client's pull cursor. When it is 0, or `cursorTag` is the tag the server gives at it now, and the versions this request's mutations get are exactly the ones after it (`cursor` + 1, `cursor` + 2, …), the answer carries `cursor` and `cursorTag`, and the client can move its cursor there without pulling its own changes back."
+                  },
+                  "cursorTag": {
+                    "oneOf": [
+                      {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 64,
+                        "pattern": "^[!-~]*$"
+                      },
+                      {
+                        "type": "null"
+                      }
+                    ],
+                    "description": "With `cursor` above 0: the `cursorTag` the server gave with it. Without it, or when the server's history at `cursor` now has another tag (its database was restored from a backup), the answer carries no `cursor`."
                   }
                 }
               },

@@ -65,12 +65,25 @@ extension SyncServer {
             database.changeNotifier.notify(userID: user.id)
         }
         var response = PushResponse(results: results)
-        // The client's own changes right after its cursor: it need not pull them back.
-        if let cursor = push.cursor, let last = PushResponse.cursor(after: cursor, applying: results) {
+        // The client's own changes right after its cursor, in the history it followed: it need
+        // not pull them back.
+        if let cursor = push.cursor, let last = PushResponse.cursor(after: cursor, applying: results),
+            try await followsHistory(cursor: cursor, tag: push.cursorTag, of: user)
+        {
             let tag = try await metrics.database(.push) { try await database.historyTag(for: user, at: last) }
             if let tag { (response.cursor, response.cursorTag) = (last, tag) }
         }
         return try Response.json(response)
+    }
+
+    /// Whether `cursor` and `tag` name a place in the user's history as the server has it now:
+    /// 0 always does; another cursor only with the tag the server gives there.
+    private func followsHistory(cursor: Int64, tag: String?, of user: SyncUser) async throws -> Bool {
+        guard cursor > 0 else { return true }
+        guard let tag else { return false }
+        let (database, metrics) = (database, metrics)
+        let current = try await metrics.database(.push) { try await database.historyTag(for: user, at: cursor) }
+        return current == tag
     }
 
     /// Decodes a request body; a large one on a thread of its own, so that decoding it does not
