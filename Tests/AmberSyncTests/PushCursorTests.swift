@@ -108,6 +108,13 @@ import Testing
             body: #"{"clientID":"d","cursor":-1,"mutations":[]}"#)
         #expect(refused.status == 400)
         #expect((refused.json["error"] as? String)?.contains("cursor") == true)
+        for tag in [#""""#, #""a b""#, "\"\(String(repeating: "x", count: 65))\""] {
+            let badTag = try await send(
+                server, token: token, "POST", "v1/push",
+                body: #"{"clientID":"d","cursor":1,"cursorTag":\#(tag),"mutations":[]}"#)
+            #expect(badTag.status == 400, "cursorTag \(tag)")
+            #expect((badTag.json["error"] as? String)?.contains("cursorTag") == true)
+        }
     }
 
     /// Results as (version, applied), the cursor, and where it may move.

@@ -9,13 +9,18 @@ struct PullQuery: Equatable {
     var limit = SyncLimits.defaultPullLimit
     var wait = 0
 
+    /// Whether `tag` has the form of a cursor tag the server gives: 1 to 64 printable ASCII characters.
+    static func isCursorTag(_ tag: String) -> Bool {
+        (1...64).contains(tag.utf8.count) && tag.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+
     /// Reads the query, refusing negative, empty and non-integer values with a `400` sentence.
     init(_ parameters: Parameters) throws {
         if let cursor = try Self.integer("cursor", in: parameters) {
             self.cursor = cursor
         }
         if let tag = parameters.get("cursorTag") {
-            guard (1...64).contains(tag.utf8.count), tag.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            guard Self.isCursorTag(tag) else {
                 throw SyncServerError.invalidRequest(
                     "The query parameter `cursorTag` must be 1 to 64 printable ASCII characters, as a pull answered it."
                 )

@@ -58,6 +58,10 @@ extension SyncServer {
         if let cursor = push.cursor, cursor < 0 {
             throw SyncServerError.invalidRequest("cursor must be 0 or more, not \(cursor).")
         }
+        if let tag = push.cursorTag, !PullQuery.isCursorTag(tag) {
+            throw SyncServerError.invalidRequest(
+                "cursorTag must be 1 to 64 printable ASCII characters, as a pull answered it.")
+        }
         let results = try await metrics.database(.push) {
             try await database.push(push.mutations, clientID: push.clientID, for: user)
         }
