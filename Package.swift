@@ -130,6 +130,7 @@ let package = Package(
             name: "notes",
             dependencies: [
                 "Amber",
+                "AmberLock",
                 "AmberSQLite",
                 "AmberSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -246,7 +247,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["notes", "cookies", "amber-sync", "AmberTestSupport"]
+            dependencies: ["notes", "cookies", "amber-sync", "AmberLock", "AmberTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

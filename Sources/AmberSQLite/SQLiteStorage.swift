@@ -80,6 +80,12 @@ public final class SQLiteStorage: StoreStorage {
         configuration.busyMode = .timeout(TimeInterval(Self.busyTimeout) / 1_000)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Statement journals in memory. A store's upsert fires the sync log's triggers, so
+            // inside a transaction each one keeps a statement journal of the pages it changes;
+            // once one statement's journal outgrows 64 KiB, SQLite moves it to a temporary file
+            // for the rest of the transaction, and every later statement then wrote its pages
+            // there: an initial sync wrote over 20 KB a record to /var/tmp.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         do {
             try FileManager.default.createDirectory(

@@ -16,17 +16,28 @@ struct Outbox: Sendable {
     let storage: SQLiteStorage
     /// Most mutations per batch.
     let batchSize: Int
+    /// Most bytes of records a new batch plans; a larger record still goes, alone.
+    let batchBytes: Int
     /// This file's client id.
     private(set) var clientID: String
 
-    /// Mutations per push.
-    static let defaultBatchSize = 500
+    /// Most mutations per push. Each push costs the client three small transactions and the
+    /// server one, whatever its size: a phone's first push of 100,000 notes took 200 of them at
+    /// 500 a push.
+    static let defaultBatchSize = 2_000
+    /// Most bytes of records per push: well under the server's default body limit
+    /// (``SyncLimits/defaultMaximumBody``, 8 MiB), so a batch of large records is not refused.
+    static let defaultBatchBytes = 1_048_576
 
-    init(storage: SQLiteStorage, clientID: String, batchSize: Int = Outbox.defaultBatchSize) {
-        precondition(batchSize > 0, "A batch holds at least one mutation.")
+    init(
+        storage: SQLiteStorage, clientID: String, batchSize: Int = Outbox.defaultBatchSize,
+        batchBytes: Int = Outbox.defaultBatchBytes
+    ) {
+        precondition(batchSize > 0 && batchBytes > 0, "A batch holds at least one mutation.")
         self.storage = storage
         self.clientID = clientID
         self.batchSize = batchSize
+        self.batchBytes = batchBytes
     }
 
     /// Mutations to send, with the size of their JSON.
@@ -43,7 +54,8 @@ struct Outbox: Sendable {
     }
 
     /// The mutations to send: those sent before and not answered, as they were, or else new ones
-    /// for the records of `collections` written since they last agreed, at most ``batchSize``.
+    /// for the records of `collections` written since they last agreed: at most ``batchSize``,
+    /// and no more records than fill ``batchBytes`` (at least one).
     ///
     /// Pending records that need no push (equal to what the server has) stop being pending as
     /// they are looked at, so a real change behind many unchanged records is found too.
@@ -150,6 +162,7 @@ struct Outbox: Sendable {
     private func plan(_ db: Database, collections: [String: any SyncedCollection]) throws -> [Plan] {
         let keys = Array(collections.keys)
         var planned: [Plan] = []
+        var bytes = 0
         // Records that need no push leave the pending list as they are looked at, so the next
         // look finds the ones after them: a real change behind many unchanged ones is pushed too.
         var looked = batchSize
@@ -166,6 +179,8 @@ struct Outbox: Sendable {
                 arguments: StatementArguments(keys))
             looked = rows.count
             for row in rows {
+                // Full: the records left stay pending, for the next batch.
+                guard bytes < batchBytes else { break }
                 let key: String = row[0]
                 let id: String = row[1]
                 let localText: String? = row[2]
@@ -181,6 +196,7 @@ struct Outbox: Sendable {
                     try SyncSchema.setPending(db, key: key, id: id, false)
                 case .send(let baseVersion, let value, let fields):
                     planned.append((key, id, baseVersion, value, fields))
+                    bytes += value?.text.utf8.count ?? 0
                 }
             }
         }

@@ -97,18 +97,20 @@ struct LiveSync: Sendable {
 }
 
 /// A signal that a waiter takes once: signals while nobody waits are kept as one.
-final class WakeUp: @unchecked Sendable {
-    // @unchecked: `signalled` and `waiter` are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var signalled = false
-    private var waiter: CheckedContinuation<Void, Never>?
+final class WakeUp: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = LockedValue(State())
 
     func signal() {
-        lock.lock()
-        let waiter = self.waiter
-        self.waiter = nil
-        if waiter == nil { signalled = true }
-        lock.unlock()
+        let waiter = state.withLock { state in
+            let waiter = state.waiter
+            state.waiter = nil
+            if waiter == nil { state.signalled = true }
+            return waiter
+        }
         waiter?.resume()
     }
 
@@ -116,15 +118,15 @@ final class WakeUp: @unchecked Sendable {
     func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if signalled || Task.isCancelled {
-                    signalled = false
-                    lock.unlock()
-                    continuation.resume()
-                } else {
-                    waiter = continuation
-                    lock.unlock()
+                let now = state.withLock { state in
+                    if state.signalled || Task.isCancelled {
+                        state.signalled = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
                 }
+                if now { continuation.resume() }
             }
         } onCancel: {
             signal()

@@ -119,13 +119,16 @@ actor SyncEngine {
     /// more for the records merges make pending again.
     private func push(into report: inout Tally) async throws(SyncError) {
         let pending = try outbox.pendingCount()
-        var rounds = Self.pushRounds + (pending + outbox.batchSize - 1) / outbox.batchSize
+        // Batches until the records pending now are sent (each holds at least one), then extra rounds.
+        var unsent = pending
+        var rounds = Self.pushRounds
         var renewedClientID = false
         var done = SyncProgress(phase: .pushing, completed: 0, total: pending, bytes: 0)
-        while rounds > 0 {
-            rounds -= 1
+        while unsent > 0 || rounds > 0 {
+            if unsent <= 0 { rounds -= 1 }
             let batch = try outbox.nextBatch(for: collections.withLock { $0 })
             guard !batch.isEmpty else { return }
+            unsent -= batch.mutations.count
             // A record never reaches the server before the files it names.
             try await attachments?.upload(referencedBy: batch.mutations)
             let answer: SyncAPI.Answer<PushResponse>
@@ -138,7 +141,7 @@ actor SyncEngine {
                 // Take a new id; the pending records are planned again under it.
                 renewedClientID = true
                 try outbox.renewClientID()
-                rounds += 1
+                unsent += batch.mutations.count
                 continue
             }
             try check(databaseID: answer.databaseID)

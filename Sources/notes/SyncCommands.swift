@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSync
 import ArgumentParser
 import Foundation
@@ -185,11 +186,9 @@ private func short(_ id: String) -> String {
 /// A long sync's progress on standard error: a bar redrawn in place on a terminal, a plain line
 /// at each tenth otherwise (a log, a pipe). A phase with one report (a sync of one page) shows
 /// nothing: the first report of a phase is drawn once a second one comes.
-final class ProgressDisplay: @unchecked Sendable {
-    // @unchecked: `state` and `finished` are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var state = Phase()
-    private var finished = false
+final class ProgressDisplay: Sendable {
+    /// The phase shown, and whether ``finish()`` ended the display.
+    private let shown = LockedValue<(phase: Phase, finished: Bool)>((Phase(), false))
     private let terminal: Bool
 
     private struct Phase {
@@ -205,23 +204,23 @@ final class ProgressDisplay: @unchecked Sendable {
     }
 
     func show(_ progress: SyncProgress) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !finished else { return }
-        if state.phase != progress.phase {
-            if state.drawn { write("\n") }
-            state = Phase(phase: progress.phase)
+        shown.withLock { shown in
+            guard !shown.finished else { return }
+            if shown.phase.phase != progress.phase {
+                if shown.phase.drawn { write("\n") }
+                shown.phase = Phase(phase: progress.phase)
+            }
+            shown.phase.reports += 1
+            if shown.phase.reports == 1 {
+                shown.phase.first = progress
+                return
+            }
+            if shown.phase.reports == 2, let first = shown.phase.first { draw(first, in: &shown.phase) }
+            draw(progress, in: &shown.phase)
         }
-        state.reports += 1
-        if state.reports == 1 {
-            state.first = progress
-            return
-        }
-        if state.reports == 2, let first = state.first { draw(first) }
-        draw(progress)
     }
 
-    private func draw(_ progress: SyncProgress) {
+    private func draw(_ progress: SyncProgress, in state: inout Phase) {
         let (verb, noun) =
             switch progress.phase {
             case .pulling: ("pulled", "records")
@@ -247,11 +246,11 @@ final class ProgressDisplay: @unchecked Sendable {
 
     /// Ends the bar's line; later reports show nothing.
     func finish() {
-        lock.lock()
-        defer { lock.unlock() }
-        if state.drawn { write("\n") }
-        state.drawn = false
-        finished = true
+        shown.withLock { shown in
+            if shown.phase.drawn { write("\n") }
+            shown.phase.drawn = false
+            shown.finished = true
+        }
     }
 
     private func write(_ text: String) {

@@ -57,6 +57,33 @@ import Testing
         #expect(try outbox.nextBatch(for: collections).mutations.map(\.mutationID) == [3, 4])
     }
 
+    @Test func aBatchPlansNoMoreRecordsThanFillItsBytesAndALargerRecordGoesAlone() throws {
+        let large = note(String(repeating: "x", count: 300))
+        try notes.add(contentsOf: [note("a"), note("b"), note("c"), large])
+        let bound = Outbox(storage: storage, clientID: "phone", batchSize: 10, batchBytes: 250)
+        var sent: [[String]] = []
+        while true {
+            let batch = try bound.nextBatch(for: collections)
+            guard !batch.isEmpty else { break }
+            sent.append(batch.mutations.map(\.id))
+            let size = batch.mutations.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
+            let lastSize = batch.mutations.last?.record?.text.utf8.count ?? 0
+            #expect(size - lastSize < 250, "the last record planned went in while there was room")
+            try storage.database.write { db in
+                for mutation in batch.mutations {
+                    try Outbox.markAnswered(mutation.mutationID, in: db)
+                    try SyncSchema.setPending(db, key: "notes", id: mutation.id, false)
+                }
+            }
+        }
+        #expect(sent.count > 1, "three records of about 70 bytes and one of about 370 do not fit 250 bytes")
+        #expect(Set(sent.joined()).count == 4 && sent.joined().count == 4, "every record sent, once")
+
+        try notes.add(contentsOf: [note("d"), note("e"), note("f")])
+        let roomy = Outbox(storage: storage, clientID: "phone", batchSize: 10, batchBytes: 1_000_000)
+        #expect(try roomy.nextBatch(for: collections).mutations.count == 3, "room for all: one batch")
+    }
+
     @Test func renewingTheClientIDDropsTheUnansweredBatch() throws {
         try notes.add(contentsOf: [note("a"), note("b")])
         var outbox = Outbox(storage: storage, clientID: "phone")

@@ -61,8 +61,10 @@ import Testing
             return events.values.compactMap { if case .progress(let progress) = $0 { progress } else { nil } }
         }
         // The day phone then pulls from the beginning too (its first pull): pages of its own notes.
-        let pushed = await progress(dayEvents, 6).filter { $0.phase == .pushing }
-        #expect(pushed.map(\.completed) == [500, 1_000, 1_500, 2_000, 2_500])
+        // Batches of `Outbox.defaultBatchSize` (2,000): the notes are small, far from the byte bound.
+        let batches = Array(stride(from: Outbox.defaultBatchSize, to: 2_500, by: Outbox.defaultBatchSize)) + [2_500]
+        let pushed = await progress(dayEvents, batches.count).filter { $0.phase == .pushing }
+        #expect(pushed.map(\.completed) == batches)
         #expect(pushed.allSatisfy { $0.total == 2_500 })
         #expect(pushed.map(\.bytes) == pushed.map(\.bytes).sorted() && pushed[0].bytes > 500 * 50)
         let pulled = await progress(nightEvents, 3)

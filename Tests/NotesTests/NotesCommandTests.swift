@@ -1,3 +1,4 @@
+import AmberLock
 import AmberTestSupport
 import Foundation
 import Testing
@@ -200,22 +201,20 @@ struct NotesRunner {
 }
 
 /// Reads a pipe's lines in the background.
-final class LinesReader: @unchecked Sendable {
-    // @unchecked: `text` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var text = ""
+final class LinesReader: Sendable {
+    private let text = LockedValue("")
 
     init(_ handle: FileHandle) {
         handle.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.text += String(decoding: data, as: UTF8.self) }
+            self.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
     }
 
     /// The first line read so far that matches.
     func first(where matching: (String) -> Bool) -> String? {
-        lock.withLock { text.split(separator: "\n").map(String.init).first(where: matching) }
+        text.withLock { $0.split(separator: "\n").map(String.init).first(where: matching) }
     }
 
     /// Whether a line read so far matches.
@@ -226,7 +225,7 @@ final class LinesReader: @unchecked Sendable {
     func wait(within seconds: Double = 5, for matching: (String) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if lock.withLock({ text.split(separator: "\n").contains { matching(String($0)) } }) { return true }
+            if text.withLock({ $0.split(separator: "\n").contains { matching(String($0)) } }) { return true }
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
         return false

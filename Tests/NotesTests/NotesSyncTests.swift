@@ -80,7 +80,7 @@ import Testing
         let push = try day.run("sync", "--server", server, "--token", token)
         #expect(push.status == 0, "\(push.error)")
         #expect(push.output.contains("synced: pushed 2501"))
-        #expect(push.error.contains("pushed 500 of 2501 records"), "\(push.error)")
+        #expect(push.error.contains("pushed 2000 of 2501 records"), "\(push.error)")
         #expect(push.error.contains("pushed 2501 of 2501 records"))
         #expect(!push.error.contains("\r"), "no bar redrawn in place off a terminal")
         let pull = try night.run("sync", "--server", server, "--token", token)

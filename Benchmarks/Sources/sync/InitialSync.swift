@@ -50,9 +50,13 @@ enum InitialSync {
         let heapBefore = heap_bytes_in_use()
         let memoryBefore = Memory.resetPeak()
         let device = try Device(path: backend.scratchPath("client.sqlite"), server: server.url, token: token)
+        let cpuBefore = (client: Memory.cpuSeconds(), server: Memory.cpuSeconds(of: server.pid))
         let start = ContinuousClock.now
         let syncReport = try await device.client.sync()
         let ours = seconds(since: start)
+        let cpu = (
+            client: Memory.cpuSeconds() - cpuBefore.client, server: Memory.cpuSeconds(of: server.pid) - cpuBefore.server
+        )
         let peak = Memory.peak() - memoryBefore
         let storeValues = heap_bytes_in_use() - heapBefore
         guard device.notes.count == records, syncReport.pulled == records else {
@@ -63,7 +67,8 @@ enum InitialSync {
             "sync \(backend.kind.rawValue) initial-sync: \(records) records (\(bytes / records) B of JSON each) into an empty "
                 + "SyncClient in \(format(ours)) s (\(format(ours / Double(records) * 1e6, 1)) µs a record); baseline raw SELECT "
                 + "\(format(selectSeconds.seconds)) s + raw GRDB insert \(format(insertSeconds)) s = \(format(baseline)) s; "
-                + "ratio \(format(ours / baseline)) (target ≤ 3, and < 5 s)"
+                + "ratio \(format(ours / baseline)) (target ≤ 3, and < 5 s); CPU: client \(format(cpu.client)) s, server "
+                + "\(format(cpu.server)) s"
         )
         report(
             "sync \(backend.kind.rawValue) initial-sync-memory: \(records) records; the client's resident memory grew at most "
@@ -78,6 +83,7 @@ enum InitialSync {
             details: [
                 "records": Double(records), "µs_a_record": ours / Double(records) * 1e6,
                 "baseline_select_s": selectSeconds.seconds, "baseline_insert_s": insertSeconds,
+                "client_cpu_s": cpu.client, "server_cpu_s": cpu.server,
             ])
         try benchmarkRun.record(
             "initial-sync-memory", backend: backend,
@@ -102,6 +108,25 @@ enum Memory {
     /// The high-water mark of resident memory since the last ``resetPeak()``, in bytes.
     static func peak() -> Int {
         field("VmHWM:")
+    }
+
+    /// CPU seconds (user and system) this process has used, from `getrusage`.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// CPU seconds (user and system) process `pid` has used, from `/proc/PID/stat` (Linux).
+    static func cpuSeconds(of pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return 0 }
+        // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     private static func field(_ name: String) -> Int {

@@ -39,9 +39,13 @@ enum FirstPush {
         let client = try SyncClient(storage: storage, server: URL(string: server.url)!, token: token)
         try client.add(notes)
 
+        let cpuBefore = (client: Memory.cpuSeconds(), server: Memory.cpuSeconds(of: server.pid))
         let start = ContinuousClock.now
         let syncReport = try await client.sync()
         let ours = seconds(since: start)
+        let cpu = (
+            client: Memory.cpuSeconds() - cpuBefore.client, server: Memory.cpuSeconds(of: server.pid) - cpuBefore.server
+        )
         guard syncReport.pushed == records else {
             throw BenchmarkError("the first sync pushed \(syncReport.pushed) records, not \(records)")
         }
@@ -50,14 +54,17 @@ enum FirstPush {
             "sync \(backend.kind.rawValue) first-push: \(records) local records pushed by a client's first sync in "
                 + "\(format(ours)) s (\(format(ours / Double(records) * 1e6, 1)) µs a record); baseline raw insert of the "
                 + "same JSON into a table like the server's, one transaction, \(format(baseline)) s; ratio "
-                + "\(format(ours / baseline)) (target ≤ 3)"
+                + "\(format(ours / baseline)) (target ≤ 3); CPU: client \(format(cpu.client)) s, server \(format(cpu.server)) s"
         )
         try benchmarkRun.record(
             "first-push", backend: backend,
             description: "\(records) local records pushed by a client's first sync, against a raw insert of the "
                 + "same JSON into a table like the server's, in one transaction",
             ours: ours, baseline: baseline, unit: "s", targetRatio: 3,
-            details: ["records": Double(records), "µs_a_record": ours / Double(records) * 1e6])
+            details: [
+                "records": Double(records), "µs_a_record": ours / Double(records) * 1e6, "client_cpu_s": cpu.client,
+                "server_cpu_s": cpu.server,
+            ])
     }
 }
 

@@ -1,3 +1,4 @@
+import AmberLock
 import Foundation
 import OrderedCollections
 
@@ -36,33 +37,36 @@ public struct FileStorage: StoreStorage {
 }
 
 /// The file of one key.
-final class FileStorageKey: StorageKeyHandle, StoragePlace, @unchecked Sendable {
-    // @unchecked: mutable state is only touched while `lock` is held.
+final class FileStorageKey: StorageKeyHandle, StoragePlace, Sendable {
     private let url: URL
     private let key: String
-    private let lock = NSLock()
-    private var records: OrderedDictionary<String, Data>
-    /// The file's identity after our last read or write, to tell other writers' changes apart.
-    private var knownVersion: FileVersion?
-    private var timer: DispatchSourceTimer?
+    private let state: LockedValue<State>
+
+    private struct State {
+        var records: OrderedDictionary<String, Data>
+        /// The file's identity after our last read or write, to tell other writers' changes apart.
+        var knownVersion: FileVersion?
+        var timer: DispatchSourceTimer?
+    }
 
     init(url: URL, key: String) throws {
         self.url = url
         self.key = key
-        (records, knownVersion) = try Self.read(url)
+        let (records, knownVersion) = try Self.read(url)
+        state = LockedValue(State(records: records, knownVersion: knownVersion))
     }
 
     var place: String { url.path }
 
     func load() throws -> [StoredRecord] {
-        lock.withLock { records.records }
+        state.withLock { $0.records.records }
     }
 
     func write(_ body: (ExternalChange?) throws -> StorageBatch) throws {
         guard !WriterThreads.isWriting(url.path) else {
             throw StoreError.writeFailed(path: url.path, key: key, reason: WriterThreads.nestedWriteReason)
         }
-        try lock.withLock {
+        try state.withLock { state in
             do {
                 try FileManager.default.createDirectory(
                     at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -75,20 +79,20 @@ final class FileStorageKey: StorageKeyHandle, StoragePlace, @unchecked Sendable 
                     // Under the file lock no other writer can replace the file: take in what the
                     // others wrote since we last looked, then write on top of it.
                     var external: ExternalChange?
-                    if FileVersion(url) != knownVersion {
+                    if FileVersion(url) != state.knownVersion {
                         let fresh: OrderedDictionary<String, Data>
                         do {
-                            (fresh, knownVersion) = try Self.read(url)
+                            (fresh, state.knownVersion) = try Self.read(url)
                         } catch {
                             throw StoreError.writeFailed(
                                 path: url.path, key: key, reason: .init("\(error)", underlyingError: error))
                         }
-                        external = records.changes(to: fresh)
-                        records = fresh
+                        external = state.records.changes(to: fresh)
+                        state.records = fresh
                     }
                     let batch = try body(external)
                     guard !batch.isEmpty else { return }
-                    var updated = records
+                    var updated = state.records
                     updated.apply(batch)
                     do {
                         try RecordDocument.encode(updated).write(to: url, options: .atomic)
@@ -96,8 +100,8 @@ final class FileStorageKey: StorageKeyHandle, StoragePlace, @unchecked Sendable 
                         throw StoreError.writeFailed(
                             path: url.path, key: key, reason: .init(error.localizedDescription, underlyingError: error))
                     }
-                    records = updated
-                    knownVersion = FileVersion(url)
+                    state.records = updated
+                    state.knownVersion = FileVersion(url)
                 }
             }
         }
@@ -126,29 +130,29 @@ final class FileStorageKey: StorageKeyHandle, StoragePlace, @unchecked Sendable 
         timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            if self.lock.withLock({ FileVersion(self.url) != self.knownVersion }) { signal() }
+            if self.state.withLock({ FileVersion(self.url) != $0.knownVersion }) { signal() }
         }
-        lock.withLock { self.timer = timer }
+        state.withLock { $0.timer = timer }
         timer.resume()
     }
 
     func stopWatching() {
-        lock.withLock {
-            timer?.cancel()
-            timer = nil
+        state.withLock { state in
+            state.timer?.cancel()
+            state.timer = nil
         }
     }
 
     /// The file's records when another writer replaced it since we last looked.
     func externalChanges() throws -> ExternalChange? {
-        lock.withLock {
+        state.withLock { state in
             let version = FileVersion(url)
-            guard version != knownVersion else { return nil }
+            guard version != state.knownVersion else { return nil }
             // A file being replaced or unreadable now is looked at again on the next tick.
             guard let (fresh, freshVersion) = try? Self.read(url) else { return nil }
-            let change = records.changes(to: fresh)
-            records = fresh
-            knownVersion = freshVersion
+            let change = state.records.changes(to: fresh)
+            state.records = fresh
+            state.knownVersion = freshVersion
             return change
         }
     }

@@ -46,7 +46,7 @@ public struct UserDefaultsStorage: StoreStorage {
 
 /// The records of one suite and key, shared by every storage key of this process that opens them.
 final class UserDefaultsDocument: @unchecked Sendable {
-    // @unchecked: the mutable state is only touched while `lock` is held; `UserDefaults` is thread safe.
+    // @unchecked: `UserDefaults` is thread safe; the mutable state is in `contents`.
     private static let openDocuments = LockedValue<[String: WeakDocument]>([:])
 
     private struct WeakDocument {
@@ -57,12 +57,16 @@ final class UserDefaultsDocument: @unchecked Sendable {
     private let defaults: UserDefaults
     let defaultsKey: String
     private let ownerKey: String
-    let lock = NSLock()
-    /// The records as last written or read; this process's writes all go through here.
-    private(set) var records: OrderedDictionary<String, Data>
-    /// Counts writes, so each storage key can tell whether others wrote since it looked.
-    private(set) var generation = 0
-    private var signals: [ObjectIdentifier: @Sendable () -> Void] = [:]
+    private let contents: LockedValue<Contents>
+
+    /// What the document holds, under its lock.
+    struct Contents {
+        /// The records as last written or read; this process's writes all go through here.
+        fileprivate(set) var records: OrderedDictionary<String, Data>
+        /// Counts writes, so each storage key can tell whether others wrote since it looked.
+        fileprivate(set) var generation = 0
+        fileprivate var signals: [ObjectIdentifier: @Sendable () -> Void] = [:]
+    }
 
     /// The document of `key` in `suiteName`, opened once per process.
     static func open(suiteName: String?, key: String) throws -> UserDefaultsDocument {
@@ -84,7 +88,7 @@ final class UserDefaultsDocument: @unchecked Sendable {
         }
         self.defaults = defaults
         Self.refresh(defaults)
-        records = try Self.read(defaults, key: defaultsKey, location: location)
+        contents = LockedValue(Contents(records: try Self.read(defaults, key: defaultsKey, location: location)))
         try claim()
     }
 
@@ -114,19 +118,24 @@ final class UserDefaultsDocument: @unchecked Sendable {
         kill(pid_t(pid), 0) == 0 || errno == EPERM
     }
 
-    /// Writes a batch on top of the newest records; called with `lock` held.
-    func write(_ batch: StorageBatch, signalling writer: ObjectIdentifier) throws {
-        var updated = records
+    /// Runs `body` holding the document's lock.
+    func withContents<R>(_ body: (inout Contents) throws -> R) rethrows -> R {
+        try contents.withLock(body)
+    }
+
+    /// Writes a batch on top of the newest records, inside ``withContents(_:)``.
+    func write(_ batch: StorageBatch, to contents: inout Contents, signalling writer: ObjectIdentifier) throws {
+        var updated = contents.records
         updated.apply(batch)
         defaults.set(RecordDocument.encode(updated), forKey: defaultsKey)
         Self.persist(defaults)
-        records = updated
-        generation += 1
-        for (key, signal) in signals where key != writer { signal() }
+        contents.records = updated
+        contents.generation += 1
+        for (key, signal) in contents.signals where key != writer { signal() }
     }
 
     func setSignal(_ signal: (@Sendable () -> Void)?, for key: ObjectIdentifier) {
-        lock.withLock { signals[key] = signal }
+        contents.withLock { $0.signals[key] = signal }
     }
 
     private static func read(_ defaults: UserDefaults, key: String, location: String) throws -> OrderedDictionary<
@@ -159,11 +168,11 @@ final class UserDefaultsDocument: @unchecked Sendable {
 }
 
 /// One store's view of a ``UserDefaultsDocument``.
-final class UserDefaultsStorageKey: StorageKeyHandle, StoragePlace, @unchecked Sendable {
-    // @unchecked: `known` and `knownGeneration` are only touched while the document's lock is held.
+final class UserDefaultsStorageKey: StorageKeyHandle, StoragePlace, Sendable {
     private let document: UserDefaultsDocument
-    private var known: OrderedDictionary<String, Data> = [:]
-    private var knownGeneration = 0
+    /// The document's records and generation when this key last looked; taken only inside the
+    /// document's lock.
+    private let known = LockedValue<(records: OrderedDictionary<String, Data>, generation: Int)>(([:], 0))
 
     init(document: UserDefaultsDocument) {
         self.document = document
@@ -176,10 +185,9 @@ final class UserDefaultsStorageKey: StorageKeyHandle, StoragePlace, @unchecked S
     var place: String { document.location }
 
     func load() throws -> [StoredRecord] {
-        document.lock.withLock {
-            known = document.records
-            knownGeneration = document.generation
-            return known.records
+        document.withContents { contents in
+            known.withLock { $0 = (contents.records, contents.generation) }
+            return contents.records.records
         }
     }
 
@@ -188,13 +196,12 @@ final class UserDefaultsStorageKey: StorageKeyHandle, StoragePlace, @unchecked S
             throw StoreError.writeFailed(
                 path: document.location, key: document.defaultsKey, reason: WriterThreads.nestedWriteReason)
         }
-        try document.lock.withLock {
+        try document.withContents { contents in
             try WriterThreads.writing(document.location) {
-                let batch = try body(takeChanges())
+                let batch = try body(takeChanges(of: contents))
                 guard !batch.isEmpty else { return }
-                try document.write(batch, signalling: ObjectIdentifier(self))
-                known = document.records
-                knownGeneration = document.generation
+                try document.write(batch, to: &contents, signalling: ObjectIdentifier(self))
+                known.withLock { $0 = (contents.records, contents.generation) }
             }
         }
     }
@@ -210,15 +217,16 @@ final class UserDefaultsStorageKey: StorageKeyHandle, StoragePlace, @unchecked S
     }
 
     func externalChanges() throws -> ExternalChange? {
-        document.lock.withLock { takeChanges() }
+        document.withContents { takeChanges(of: $0) }
     }
 
-    /// What other writers changed since this key last looked; called with the document's lock held.
-    private func takeChanges() -> ExternalChange? {
-        guard knownGeneration != document.generation else { return nil }
-        let change = known.changes(to: document.records)
-        known = document.records
-        knownGeneration = document.generation
-        return change
+    /// What other writers changed since this key last looked, inside the document's lock.
+    private func takeChanges(of contents: UserDefaultsDocument.Contents) -> ExternalChange? {
+        known.withLock { known in
+            guard known.generation != contents.generation else { return nil }
+            let change = known.records.changes(to: contents.records)
+            known = (contents.records, contents.generation)
+            return change
+        }
     }
 }

@@ -48,6 +48,11 @@ final class ExternalCommitWatcher: Sendable {
     static let closeFollowUp = Duration.milliseconds(100)
     /// The longest time between two checks within `closeFollowUp` of a write.
     static let closeFollowUpStep = Duration.milliseconds(2)
+    /// How long file events are left unread after a batch of them: a commit writes its pages one
+    /// `pwrite` at a time, each an event, and reading them as they come woke the thread for every
+    /// page the server itself wrote. Unread, a file's repeated events merge into one in the kernel's
+    /// queue; a full queue reports an overflow, which counts as a write.
+    static let eventSpacing = Duration.milliseconds(2)
 
     /// Starts watching the file at `path`.
     ///
@@ -147,6 +152,8 @@ private final class WatchLoop: @unchecked Sendable {
     let allowance = Duration.milliseconds(50)
     /// The checks after a burst of writes: the next one, the step to the one after, and when the last write came.
     var followUp: (next: ContinuousClock.Instant, step: Duration, write: ContinuousClock.Instant)?
+    /// File events are not read before then (see `ExternalCommitWatcher.eventSpacing`).
+    var eventsUnreadUntil: ContinuousClock.Instant
 
     init(
         connection: DatabaseQueue, notifier: ChangeNotifier, wakeUp: Int32, events: FileEvents?,
@@ -162,6 +169,7 @@ private final class WatchLoop: @unchecked Sendable {
         lastCheck = clock.now
         notBefore = lastCheck
         debtSince = lastCheck
+        eventsUnreadUntil = lastCheck
     }
 
     /// How often to look without a write to follow up.
@@ -179,7 +187,13 @@ private final class WatchLoop: @unchecked Sendable {
             var deadline = lastCheck + pollInterval
             if let followUp { deadline = min(deadline, max(followUp.next, notBefore)) }
             var descriptors = [pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
-            if let events { descriptors.append(pollfd(fd: events.descriptor, events: Int16(POLLIN), revents: 0)) }
+            if let events {
+                if clock.now >= eventsUnreadUntil {
+                    descriptors.append(pollfd(fd: events.descriptor, events: Int16(POLLIN), revents: 0))
+                } else {
+                    deadline = min(deadline, eventsUnreadUntil)
+                }
+            }
             let ready = poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(until: deadline, clock: clock))
             if ready < 0, errno != EINTR {
                 // Not expected; do not spin on it.
@@ -188,6 +202,7 @@ private final class WatchLoop: @unchecked Sendable {
             if descriptors[0].revents != 0 { return }
             if descriptors.count > 1, descriptors[1].revents != 0, let events {
                 let batch = events.read()
+                eventsUnreadUntil = clock.now + ExternalCommitWatcher.eventSpacing
                 if batch != .irrelevant {
                     // Look at once, then again and again.
                     let now = clock.now
@@ -256,6 +271,8 @@ private final class FileEvents {
     let descriptor: Int32
     /// The names of the files whose writes count: the database and its `-wal` file.
     private let names: Set<String>
+    /// Room for many events at once; each is a 16-byte header and a name padded to 4 bytes.
+    private var buffer = [UInt8](repeating: 0, count: 16 * 1_024)
 
     enum Batch {
         /// A write to one of the files, or events were lost (the queue overflowed).
@@ -287,8 +304,6 @@ private final class FileEvents {
     func read() -> Batch {
         #if canImport(Glibc)
             var batch = Batch.irrelevant
-            // Room for many events at once; each is a 16-byte header and a name padded to 4 bytes.
-            var buffer = [UInt8](repeating: 0, count: 16 * 1_024)
             while true {
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
                 guard count > 0 else { return batch }
