@@ -15,9 +15,9 @@ import GRDB
 struct Outbox: Sendable {
     let storage: SQLiteStorage
     /// Most mutations per batch.
-    let batchSize: Int
+    private(set) var batchSize: Int
     /// Most bytes of records a new batch plans; a larger record still goes, alone.
-    let batchBytes: Int
+    private(set) var batchBytes: Int
     /// This file's client id.
     private(set) var clientID: String
 
@@ -83,6 +83,19 @@ struct Outbox: Sendable {
             }
             return Batch(mutations: mutations, bytes: bytes)
         }
+    }
+
+    /// Plans batches half as large from now on, for a server that refused a batch as too large
+    /// (`413`, applying none of it): the mutations sent and not answered are dropped, to be
+    /// planned again from the pending records.
+    ///
+    /// - Returns: Whether the batches could shrink; not when they already hold one mutation.
+    mutating func shrinkBatches() throws(SyncError) -> Bool {
+        guard batchSize > 1 else { return false }
+        batchSize = max(batchSize / 2, 1)
+        batchBytes = max(batchBytes / 2, 1)
+        try storage.syncWrite { try $0.execute(sql: "DELETE FROM amber_sync_outbox") }
+        return true
     }
 
     /// Takes a new client id, for a file whose id another device uses too; the mutations sent

@@ -143,6 +143,12 @@ actor SyncEngine {
                 try outbox.renewClientID()
                 unsent += batch.mutations.count
                 continue
+            } catch let error where error.kind == .server(status: 413) && batch.mutations.count > 1 {
+                // The server's body limit is below this batch (`amber-sync serve --max-body`), and
+                // it applied none of it: the pending records go again in smaller batches.
+                guard try outbox.shrinkBatches() else { throw error }
+                unsent += batch.mutations.count
+                continue
             }
             try check(databaseID: answer.databaseID)
             let answers = Outbox.answers(to: batch.mutations, results: answer.body.results)

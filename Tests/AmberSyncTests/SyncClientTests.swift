@@ -86,6 +86,33 @@ import Testing
 
     /// Seed 002: the day phone renames a tag and edits the note's text while the night phone has
     /// the note open in an editor, where the user pins it. Nothing typed on either phone is lost.
+    /// A server whose body limit (`amber-sync serve --max-body`) is below a push's batch answers
+    /// 413 and applies none of it: the client sends the same records in smaller batches, and each
+    /// arrives once. A single record above the limit is an error that says so.
+    @Test func aServerWithASmallBodyLimitGetsSmallerBatches() async throws {
+        let server = try await TestServer.start(.sqlite, over: .http, maximumBodySize: 64 * 1_024)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
+        let padding = String(repeating: "x", count: 150)
+        try day.notes.add(contentsOf: (0..<1_500).map { note("note \($0) \(padding)") })
+
+        #expect(try await day.client.sync().pushed == 1_500)
+        #expect(day.client.pendingCount == 0)
+        #expect(try await night.client.sync().pulled == 1_500)
+        #expect(night.notes.count == 1_500)
+
+        try day.notes.add(note(String(repeating: "y", count: 100 * 1_024)))
+        await #expect {
+            _ = try await day.client.sync()
+        } throws: { error in
+            guard let error = error as? SyncError else { return false }
+            return error.kind == .server(status: 413)
+        }
+        #expect(day.client.pendingCount == 1, "kept, to be pushed to a server that takes it")
+    }
+
     @MainActor @Test func theVesperStory() async throws {
         let server = try await TestServer.start(over: .inProcess)
         defer { Task { await server.stop() } }

@@ -1,6 +1,7 @@
 import Amber
 import AmberSQLite
 import AmberSync
+import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
 import AmberTestSupport
@@ -92,21 +93,25 @@ final class TestServer: Sendable {
     }
 
     /// Starts a server on a new database of `backend`; ``stop()`` throws the database away.
-    static func start(_ backend: Backend, over connection: Connection = .http, jwtVerifier: JWTVerifier? = nil)
-        async throws -> TestServer
-    {
+    static func start(
+        _ backend: Backend, over connection: Connection = .http, jwtVerifier: JWTVerifier? = nil,
+        maximumBodySize: Int = SyncLimits.defaultMaximumBody
+    ) async throws -> TestServer {
         let test = try await backend.makeDatabase()
         return try await start(
-            database: test.database, port: 0, over: connection, jwtVerifier: jwtVerifier, remove: test.remove)
+            database: test.database, port: 0, over: connection, jwtVerifier: jwtVerifier,
+            maximumBodySize: maximumBodySize, remove: test.remove)
     }
 
     private static func start(
         database: any SyncDatabase, port: Int, over connection: Connection, jwtVerifier: JWTVerifier? = nil,
-        remove: @escaping @Sendable () async -> Void
+        maximumBodySize: Int = SyncLimits.defaultMaximumBody, remove: @escaping @Sendable () async -> Void
     ) async throws -> TestServer {
         var logger = Logger(label: "amber-sync-test")
         logger.logLevel = .critical
-        let server = SyncServer(database: database, port: port, logger: logger, jwtVerifier: jwtVerifier)
+        let server = SyncServer(
+            database: database, port: port, maximumBodySize: maximumBodySize, logger: logger,
+            jwtVerifier: jwtVerifier)
         // `AMBER_TEST_CONNECTION=http` runs the in-process tests over HTTP too.
         let forced = ProcessInfo.processInfo.environment["AMBER_TEST_CONNECTION"] == "http"
         switch forced ? .http : connection {

@@ -74,10 +74,9 @@ final class UploadSession: Sendable {
 
 /// The delegate of an ``UploadSession``: reports each task's bytes sent and collects its answer.
 private final class UploadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: `transfers` is touched only with `lock` held; a transfer's own state only on
-    // the session's delegate queue, which runs one callback at a time.
-    private let lock = NSLock()
-    private var transfers: [Int: Transfer] = [:]
+    // @unchecked: a transfer's own state is touched only on the session's delegate queue, which
+    // runs one callback at a time.
+    private let transfers = LockedValue<[Int: Transfer]>([:])
 
     final class Transfer {
         let progress: @Sendable (Int) -> Void
@@ -95,15 +94,11 @@ private final class UploadHandlers: NSObject, URLSessionDataDelegate, @unchecked
     }
 
     func register(_ id: Int, _ transfer: Transfer) {
-        lock.lock()
-        transfers[id] = transfer
-        lock.unlock()
+        transfers.withLock { $0[id] = transfer }
     }
 
     private func transfer(_ id: Int, remove: Bool = false) -> Transfer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return remove ? transfers.removeValue(forKey: id) : transfers[id]
+        transfers.withLock { remove ? $0.removeValue(forKey: id) : $0[id] }
     }
 
     func urlSession(
