@@ -239,7 +239,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     private static var chunkSize: Int { PostgresSyncDatabase.attachmentChunkSize }
 
     /// Whole chunks that may wait while a batch is written; also the most one batch holds.
-    static let queueLimit = 4
+    static let queueLimit = 2
 
     /// The upload's id: a new one whenever an upload starts over, and its held chunks are only
     /// ever added to, so the id and the bytes held name the same bytes.
@@ -302,7 +302,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         _ chunks: [ByteBuffer], id: String, writer: String, held: Int64, hash: String,
         database: PostgresSyncDatabase
     ) async throws -> Int64 {
-        let (query, size) = try appending(chunks, id: id, writer: writer, held: held)
+        let (query, size) = appending(chunks, id: id, writer: writer, held: held)
         let written = try await database.collect(query)
         guard written.count == chunks.count else { throw SyncServerError.uploadInProgress(hash: hash) }
         return size
@@ -313,17 +313,17 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     /// returns a row for each chunk written: none when the condition fails.
     private static func appending(
         _ chunks: [ByteBuffer], id: String, writer: String, held: Int64
-    ) throws -> (PostgresQuery, Int64) {
+    ) -> (PostgresQuery, Int64) {
         let size = chunks.reduce(Int64(0)) { $0 + Int64($1.readableBytes) }
         let first = Int32(held / Int64(chunkSize))
         var binds = PostgresBindings(capacity: 4 + chunks.count)
-        try binds.append(id)
-        try binds.append(writer)
-        try binds.append(held)
-        try binds.append(size)
+        binds.append(id)
+        binds.append(writer)
+        binds.append(held)
+        binds.append(size)
         var rows: [String] = []
         for (index, data) in chunks.enumerated() {
-            try binds.append(data)
+            binds.append(data)
             rows.append("(\(Int(first) + index), $\(5 + index)::bytea)")
         }
         // The row's condition and the chunks in one statement: both or neither.
@@ -348,7 +348,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         let logger = database.logger
         return try await database.transaction { connection in
             if data.readableBytes > 0 {
-                let (query, _) = try Self.appending([data], id: id, writer: writer, held: held)
+                let (query, _) = Self.appending([data], id: id, writer: writer, held: held)
                 let written = try await connection.query(query, logger: logger).collect()
                 guard !written.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
             }

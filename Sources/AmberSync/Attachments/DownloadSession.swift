@@ -1,7 +1,7 @@
 import Amber
+import AmberFileFlush
 import AmberLock
 import AmberSyncProtocol
-import AmberFileFlush
 import Crypto
 import Foundation
 

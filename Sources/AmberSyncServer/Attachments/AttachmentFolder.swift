@@ -257,8 +257,11 @@ public struct AttachmentFolder: AttachmentStorage {
         return removed
     }
 
-    /// Bytes read at a time, and the most an upload collects before it writes them.
-    static let chunkSize = 1 << 20
+    /// Bytes read at a time.
+    static let chunkSize = 256 * 1_024
+
+    /// Bytes an upload collects before it writes them.
+    static let writeSize = 1 << 20
 
     static func modificationDate(of file: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: file))?[.modificationDate] as? Date
@@ -279,7 +282,7 @@ public struct AttachmentFolder: AttachmentStorage {
 /// One request's part of an upload into an ``AttachmentFolder``: its file in `incoming/`, locked,
 /// renamed to its hash when whole.
 ///
-/// The bytes of the body are written a chunk (``AttachmentFolder/chunkSize``) at a time, and on
+/// The bytes of the body are written a MiB (``AttachmentFolder/writeSize``) at a time, and on
 /// Linux each chunk written is handed to the disk at once (`sync_file_range`), so that the flush
 /// that ends the upload has little left to wait for.
 final class FolderUpload: AttachmentUpload, @unchecked Sendable {
@@ -292,9 +295,9 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     let heldBytesIdentity: String?
     /// Bytes written to the file.
     private var position: Int64
-    /// Bytes received and not yet written, in the order received.
-    private var pending: [ByteBuffer] = []
-    private var pendingBytes = 0
+    /// Bytes received and not yet written, copied out of the request's buffers (which may hold
+    /// far more memory than their bytes).
+    private var pending = ByteBuffer()
     private var closed = false
 
     init(descriptor: Int32, staging: String, destination: String, folder: String, offset: Int64, identity: String?) {
@@ -328,36 +331,37 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func write(_ bytes: ByteBuffer) async throws {
-        pending.append(bytes)
-        pendingBytes += bytes.readableBytes
-        if pendingBytes >= AttachmentFolder.chunkSize { try await writePending() }
+        var bytes = bytes
+        while bytes.readableBytes > 0 {
+            if pending.capacity == 0 { pending.reserveCapacity(AttachmentFolder.writeSize) }
+            var part = bytes.readSlice(
+                length: min(AttachmentFolder.writeSize - pending.readableBytes, bytes.readableBytes))!
+            pending.writeBuffer(&part)
+            if pending.readableBytes == AttachmentFolder.writeSize { try await writePending() }
+        }
     }
 
     /// Writes the bytes received so far after those in the file, and starts flushing them.
     private func writePending() async throws {
-        guard pendingBytes > 0 else { return }
-        let (descriptor, staging, position, buffers) = (descriptor, staging, position, pending)
-        pending = []
-        pendingBytes = 0
+        guard pending.readableBytes > 0 else { return }
+        let (descriptor, staging, position, bytes) = (descriptor, staging, position, pending)
         let written = try await AttachmentFolder.blocking {
-            var at = position
-            for bytes in buffers {
-                try bytes.withUnsafeReadableBytes { pointer in
-                    var written = 0
-                    while written < pointer.count {
-                        let count = pwrite(
-                            descriptor, pointer.baseAddress! + written, pointer.count - written,
-                            off_t(at + Int64(written)))
-                        guard count > 0 else { throw AttachmentFolder.error("cannot write \(staging)") }
-                        written += count
-                    }
+            try bytes.withUnsafeReadableBytes { pointer in
+                var written = 0
+                while written < pointer.count {
+                    let count = pwrite(
+                        descriptor, pointer.baseAddress! + written, pointer.count - written,
+                        off_t(position + Int64(written)))
+                    guard count > 0 else { throw AttachmentFolder.error("cannot write \(staging)") }
+                    written += count
                 }
-                at += Int64(bytes.readableBytes)
             }
             // Starts writing the pages to disk without waiting for them.
-            _ = amber_start_flushing(descriptor, position, at - position)
-            return at - position
+            _ = amber_start_flushing(descriptor, position, Int64(bytes.readableBytes))
+            return Int64(bytes.readableBytes)
         }
+        // The buffer is used again for the next bytes.
+        pending.clear()
         self.position += written
     }
 
@@ -390,8 +394,7 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     func suspend() async -> Int64 {
         // The bytes received are kept, as far as they can be written.
         try? await writePending()
-        pending = []
-        pendingBytes = 0
+        pending = ByteBuffer()
         if !closed {
             closed = true
             close(descriptor)
@@ -400,8 +403,7 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func cancel() async {
-        pending = []
-        pendingBytes = 0
+        pending = ByteBuffer()
         guard !closed else { return }
         closed = true
         let (descriptor, staging) = (descriptor, staging)
