@@ -53,6 +53,9 @@ let package = Package(
         ),
         // The one lock type of the package (`LockedValue`), for the store and the server alike.
         .target(name: "AmberLock"),
+        // `sync_file_range`, which Swift's Glibc module leaves out: attachment files are handed to
+        // the disk as they are written, so that the flush that keeps them has little to wait for.
+        .target(name: "AmberFileFlush"),
         .target(
             name: "Amber",
             dependencies: [
@@ -78,6 +81,7 @@ let package = Package(
             dependencies: [
                 "Amber",
                 "AmberLock",
+                "AmberFileFlush",
                 "AmberSQLite",
                 "AmberSyncProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -88,6 +92,7 @@ let package = Package(
         .target(
             name: "AmberSyncServer",
             dependencies: [
+                "AmberFileFlush",
                 "AmberLock",
                 "AmberSyncProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),

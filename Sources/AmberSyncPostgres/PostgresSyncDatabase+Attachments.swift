@@ -106,27 +106,46 @@ extension PostgresSyncDatabase: AttachmentStorage {
         guard let uploadID = try found.first?.decode(String.self) else {
             throw SyncServerError.invalidRequest("The attachment \(hash) was removed while it was read.")
         }
+        guard !range.isEmpty else { return }
         let size = Int64(Self.attachmentChunkSize)
-        var offset = range.lowerBound
-        // One chunk per query: a slow client holds no connection between chunks, and one chunk
-        // at most is in memory.
-        while offset < range.upperBound {
-            let chunk = Int32(offset / size)
-            let rows = try await collect(
-                """
-                SELECT data FROM amber_sync_attachment_chunks WHERE upload_id = \(uploadID) AND chunk = \(chunk)
-                """)
-            guard var data = try rows.first?.decode(ByteBuffer.self) else {
+        let first = Int32(range.lowerBound / size)
+        let last = Int32((range.upperBound - 1) / size)
+        try await readChunks(of: uploadID, first...last) { chunk, data in
+            guard let data else {
                 throw SyncServerError.invalidRequest("The attachment \(hash) lacks its chunk \(chunk).")
             }
-            let start = Int(offset - Int64(chunk) * size)
-            let end = Int(min(range.upperBound - Int64(chunk) * size, Int64(data.readableBytes)))
-            guard start < end, let slice = data.getSlice(at: data.readerIndex + start, length: end - start) else {
+            let start = max(range.lowerBound - Int64(chunk) * size, 0)
+            let end = min(range.upperBound - Int64(chunk) * size, Int64(data.readableBytes))
+            guard start < end, let slice = data.getSlice(at: data.readerIndex + Int(start), length: Int(end - start))
+            else {
                 throw SyncServerError.invalidRequest("The attachment \(hash) is shorter than its size.")
             }
-            data = slice
-            offset += Int64(data.readableBytes)
-            try await body(data)
+            try await body(slice)
+        }
+    }
+
+    /// Reads the chunks `chunks` of an upload in order, handing each to `body` (`nil` for one
+    /// that is not there), the next one read while `body` takes the one before.
+    ///
+    /// One chunk per query: a slow reader holds no connection between chunks, and two chunks at
+    /// most are in memory.
+    func readChunks(
+        of uploadID: String, _ chunks: ClosedRange<Int32>,
+        into body: (_ chunk: Int32, _ data: ByteBuffer?) async throws -> Void
+    ) async throws {
+        func fetch(_ chunk: Int32) -> Task<ByteBuffer?, any Error> {
+            Task { [self] in
+                let rows = try await collect(
+                    "SELECT data FROM amber_sync_attachment_chunks WHERE upload_id = \(uploadID) AND chunk = \(chunk)")
+                return try rows.first?.decode(ByteBuffer.self)
+            }
+        }
+        var next: Task<ByteBuffer?, any Error>? = fetch(chunks.lowerBound)
+        defer { next?.cancel() }
+        for chunk in chunks {
+            guard let current = next else { break }
+            next = chunk < chunks.upperBound ? fetch(chunk + 1) : nil
+            try await body(chunk, try await current.value)
         }
     }
 
@@ -184,18 +203,26 @@ extension PostgresSyncDatabase: AttachmentStorage {
 /// One request's part of an upload into PostgreSQL: whole chunks under the upload's id, each
 /// counted in its row as it is written, made visible by one row at the end.
 ///
-/// Every chunk is written on the condition that the row still names this request as its writer
-/// and holds the bytes before it: a request that another one took over (a client that resumed
-/// after a cut the server had not noticed yet) stops instead of writing over it.
+/// Every batch of chunks is written by one statement, on the condition that the row still names
+/// this request as its writer and holds the bytes before it: a request that another one took
+/// over (a client that resumed after a cut the server had not noticed yet) stops instead of
+/// writing over it. A batch is written while the request reads the next chunks of its body, so
+/// the body and the database move at once; at most ``queueLimit`` chunks wait behind it.
 final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
-    // @unchecked: one request uses an upload, one call at a time.
+    // @unchecked: one request uses an upload, one call at a time; the task writing a batch
+    // touches none of its state, only what it was handed.
     private let database: PostgresSyncDatabase
     private let id: String
     private let writer: String
     private let hash: String
     private let userID: Int64
     private let offset: Int64
+    /// Bytes received after the last whole chunk.
     private var pending = ByteBuffer()
+    /// Whole chunks not yet handed to a batch.
+    private var queued: [ByteBuffer] = []
+    /// The batch being written, which returns its bytes.
+    private var writing: Task<Int64, any Error>?
     /// Bytes in whole chunks in the database.
     private var held: Int64
 
@@ -211,13 +238,19 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
 
     private static var chunkSize: Int { PostgresSyncDatabase.attachmentChunkSize }
 
+    /// Whole chunks that may wait while a batch is written; also the most one batch holds.
+    static let queueLimit = 2
+
+    /// The upload's id: a new one whenever an upload starts over, and its held chunks are only
+    /// ever added to, so the id and the bytes held name the same bytes.
+    var heldBytesIdentity: String? { id }
+
     func readHeld(into body: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws {
         let chunks = Int32(offset / Int64(Self.chunkSize))
-        for chunk in 0..<chunks {
-            let id = id
-            let rows = try await database.collect(
-                "SELECT data FROM amber_sync_attachment_chunks WHERE upload_id = \(id) AND chunk = \(chunk)")
-            guard let data = try rows.first?.decode(ByteBuffer.self), data.readableBytes == Self.chunkSize else {
+        guard chunks > 0 else { return }
+        let hash = hash
+        try await database.readChunks(of: id, 0...(chunks - 1)) { chunk, data in
+            guard let data, data.readableBytes == Self.chunkSize else {
                 throw SyncServerError.invalidRequest(
                     "The upload of \(hash) lacks its chunk \(chunk); send the whole file again.")
             }
@@ -228,56 +261,96 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     func write(_ bytes: ByteBuffer) async throws {
         var bytes = bytes
         while bytes.readableBytes > 0 {
-            let room = Self.chunkSize - pending.readableBytes
-            var part = bytes.readSlice(length: min(room, bytes.readableBytes))!
-            pending.writeBuffer(&part)
-            if pending.readableBytes == Self.chunkSize {
-                try await flush()
+            if pending.readableBytes == 0 && bytes.readableBytes >= Self.chunkSize {
+                // A whole chunk in the body's own buffer: no copy.
+                queued.append(bytes.readSlice(length: Self.chunkSize)!)
+            } else {
+                if pending.capacity == 0 { pending.reserveCapacity(Self.chunkSize) }
+                let room = Self.chunkSize - pending.readableBytes
+                var part = bytes.readSlice(length: min(room, bytes.readableBytes))!
+                pending.writeBuffer(&part)
+                guard pending.readableBytes == Self.chunkSize else { continue }
+                queued.append(pending)
+                pending = ByteBuffer()
+            }
+            try await pump(draining: false)
+        }
+    }
+
+    /// Starts writing the queued chunks when no batch is being written. Waits for the batch under
+    /// way first when the queue is full, or, `draining`, until every queued chunk is written.
+    private func pump(draining: Bool) async throws {
+        while true {
+            if let batch = writing {
+                guard draining || queued.count >= Self.queueLimit else { return }
+                writing = nil
+                held += try await batch.value
+                continue
+            }
+            guard !queued.isEmpty else { return }
+            let chunks = Array(queued.prefix(Self.queueLimit))
+            queued.removeFirst(chunks.count)
+            let (database, id, writer, held, hash) = (database, id, writer, held, hash)
+            writing = Task {
+                try await Self.append(chunks, id: id, writer: writer, held: held, hash: hash, database: database)
             }
         }
     }
 
-    /// Writes the pending bytes as the next chunk, if this request is still the upload's writer.
-    private func flush() async throws {
-        let (data, id, writer, held, hash) = (pending, id, writer, held, hash)
-        let chunk = Int32(held / Int64(Self.chunkSize))
-        let size = Int64(data.readableBytes)
-        let logger = database.logger
-        try await database.transaction { connection in
-            try await Self.append(
-                data, chunk: chunk, size: size, id: id, writer: writer, held: held, hash: hash,
-                connection: connection, logger: logger)
-        }
-        self.held += size
-        pending = ByteBuffer()
+    /// Writes `chunks`, the next after the `held` bytes, in one statement; returns their bytes.
+    private static func append(
+        _ chunks: [ByteBuffer], id: String, writer: String, held: Int64, hash: String,
+        database: PostgresSyncDatabase
+    ) async throws -> Int64 {
+        let (query, size) = appending(chunks, id: id, writer: writer, held: held)
+        let written = try await database.collect(query)
+        guard written.count == chunks.count else { throw SyncServerError.uploadInProgress(hash: hash) }
+        return size
     }
 
-    private static func append(
-        _ data: ByteBuffer, chunk: Int32, size: Int64, id: String, writer: String, held: Int64, hash: String,
-        connection: PostgresConnection, logger: Logger
-    ) async throws {
-        let ours = try await connection.query(
-            """
-            UPDATE amber_sync_attachment_uploads SET size = size + \(size), written_at = now()
-            WHERE id = \(id) AND writer = \(writer) AND size = \(held) RETURNING size
-            """, logger: logger
-        ).collect()
-        guard !ours.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
-        try await connection.query(
-            "INSERT INTO amber_sync_attachment_chunks (upload_id, chunk, data) VALUES (\(id), \(chunk), \(data))",
-            logger: logger)
+    /// The statement that writes `chunks`, the next after the `held` bytes, on the condition
+    /// that the upload's row names `writer` and holds `held` bytes; and the bytes it writes. It
+    /// returns a row for each chunk written: none when the condition fails.
+    private static func appending(
+        _ chunks: [ByteBuffer], id: String, writer: String, held: Int64
+    ) -> (PostgresQuery, Int64) {
+        let size = chunks.reduce(Int64(0)) { $0 + Int64($1.readableBytes) }
+        let first = Int32(held / Int64(chunkSize))
+        var binds = PostgresBindings(capacity: 4 + chunks.count)
+        binds.append(id)
+        binds.append(writer)
+        binds.append(held)
+        binds.append(size)
+        var rows: [String] = []
+        for (index, data) in chunks.enumerated() {
+            binds.append(data)
+            rows.append("(\(Int(first) + index), $\(5 + index)::bytea)")
+        }
+        // The row's condition and the chunks in one statement: both or neither.
+        let query = PostgresQuery(
+            unsafeSQL: """
+                WITH ours AS (
+                    UPDATE amber_sync_attachment_uploads SET size = size + $4, written_at = now()
+                    WHERE id = $1 AND writer = $2 AND size = $3 RETURNING id
+                )
+                INSERT INTO amber_sync_attachment_chunks (upload_id, chunk, data)
+                SELECT ours.id, given.chunk, given.data FROM ours, (VALUES \(rows.joined(separator: ", ")))
+                    AS given (chunk, data)
+                RETURNING chunk
+                """, binds: binds)
+        return (query, size)
     }
 
     func finish() async throws -> Bool {
+        try await pump(draining: true)
         let (data, id, writer, held, hash, userID) = (pending, id, writer, held, hash, userID)
-        let chunk = Int32(held / Int64(Self.chunkSize))
         let size = held + Int64(data.readableBytes)
         let logger = database.logger
         return try await database.transaction { connection in
             if data.readableBytes > 0 {
-                try await Self.append(
-                    data, chunk: chunk, size: Int64(data.readableBytes), id: id, writer: writer,
-                    held: held, hash: hash, connection: connection, logger: logger)
+                let (query, _) = Self.appending([data], id: id, writer: writer, held: held)
+                let written = try await connection.query(query, logger: logger).collect()
+                guard !written.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
             }
             // Gone when prune took the upload for abandoned, or another request took it over.
             let ours = try await connection.query(
@@ -301,12 +374,21 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func suspend() async -> Int64 {
-        // The pending bytes, less than a chunk, are dropped: the next request resends them.
+        // What is queued is written; the pending bytes, less than a chunk, are dropped: the next
+        // request resends them.
+        try? await pump(draining: true)
+        queued = []
         pending = ByteBuffer()
         return held
     }
 
     func cancel() async {
+        if let batch = writing {
+            writing = nil
+            _ = try? await batch.value
+        }
+        queued = []
+        pending = ByteBuffer()
         let (id, writer) = (id, writer)
         _ = try? await database.transaction { [logger = database.logger] connection in
             let ours = try await connection.query(

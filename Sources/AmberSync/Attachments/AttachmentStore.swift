@@ -174,13 +174,17 @@ public struct AttachmentStore: Sendable {
     /// Checks that `partial` holds exactly the bytes of `attachment`, flushes it, and renames it
     /// into place. Bytes that do not match are removed.
     ///
+    /// - Parameter written: The SHA-256 and size of the file's bytes, hashed as they were
+    ///   written; the file is read to hash it when `nil`.
     /// - Throws: ``SyncError`` of kind ``SyncError/Kind/protocolViolation`` when the bytes are not
     ///   the attachment's (removed), or of kind ``SyncError/Kind/storage``.
-    func keep(_ partial: URL, as attachment: Attachment) throws(SyncError) {
+    func keep(_ partial: URL, as attachment: Attachment, written: (hash: String, size: Int64)? = nil)
+        throws(SyncError)
+    {
         let hash: String
         let size: Int64
         do {
-            (hash, size) = try Self.hash(of: partial)
+            (hash, size) = try written ?? Self.hash(of: partial)
         } catch {
             throw SyncError(.storage, "cannot read \(partial.path): \(error)", underlyingError: error)
         }
@@ -198,6 +202,20 @@ public struct AttachmentStore: Sendable {
             throw SyncError(
                 .storage, "cannot keep attachment \(hash) in \(folder.path): \(error)", underlyingError: error)
         }
+    }
+
+    /// The SHA-256 state after the first `count` bytes of a file, read in chunks.
+    static func hasher(of file: URL, count: Int) throws -> SHA256 {
+        let input = try FileHandle(forReadingFrom: file)
+        defer { try? input.close() }
+        var hasher = SHA256()
+        var left = count
+        while left > 0, let chunk = try input.read(upToCount: min(chunkSize, left)), !chunk.isEmpty {
+            hasher.update(data: chunk)
+            left -= chunk.count
+        }
+        guard left == 0 else { throw CocoaError(.fileReadCorruptFile) }
+        return hasher
     }
 
     /// The SHA-256 and size of a file, read in chunks.

@@ -389,7 +389,7 @@ final class AttachmentTransfers: Sendable {
         }
         switch outcome.status {
         case 200, 206:
-            try store.keep(partial, as: attachment)
+            try store.keep(partial, as: attachment, written: outcome.written)
         case 401:
             throw SyncError(.unauthorized, outcome.sentence)
         case 416:

@@ -1,6 +1,8 @@
 import Amber
+import AmberFileFlush
 import AmberLock
 import AmberSyncProtocol
+import Crypto
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -13,6 +15,10 @@ import Foundation
 /// appends them; a server that answers with the whole file (`200`) has the file rewritten from
 /// the start. Bytes written stay when the connection is cut or the process killed, so the next
 /// try resumes there.
+///
+/// The bytes are hashed as they arrive, so that the file need not be read again to be checked,
+/// and on Linux handed to the disk every few MiB (`sync_file_range`), so that the flush that
+/// keeps the file has little left to wait for.
 final class DownloadSession: Sendable {
     private let handlers = DownloadHandlers()
     private let session: URLSession
@@ -30,10 +36,19 @@ final class DownloadSession: Sendable {
         session.finishTasksAndInvalidate()
     }
 
+    /// Bytes written between two hand-overs to the disk.
+    static let flushedBytes: Int64 = 4 << 20
+
+    /// Bytes received before they are written: the session hands them over 16 KiB at a time.
+    static let writtenBytes = 1 << 20
+
     /// What a download ended with: the status, and the server's sentence for an error.
     struct Outcome: Sendable {
         let status: Int
         let sentence: String
+        /// The SHA-256 and size of the whole partial file, when its bytes were all hashed as
+        /// they were written (those it held before included).
+        var written: (hash: String, size: Int64)? = nil
     }
 
     /// Fetches `url` into `partial`, after the bytes it holds.
@@ -43,6 +58,8 @@ final class DownloadSession: Sendable {
         async throws(SyncError) -> Outcome
     {
         let existing = ((try? FileManager.default.attributesOfItem(atPath: partial.path))?[.size] as? Int) ?? 0
+        // The bytes held, hashed before more are appended; read again once only when resumed.
+        let held = existing > 0 ? try? AttachmentStore.hasher(of: partial, count: existing) : SHA256()
         var request = URLRequest(url: url)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         if existing > 0 { request.setValue("bytes=\(existing)-", forHTTPHeaderField: "Range") }
@@ -55,7 +72,7 @@ final class DownloadSession: Sendable {
                 handlers.register(
                     task.taskIdentifier,
                     DownloadHandlers.Transfer(
-                        partial: partial, existing: existing, progress: progress, finish: continuation))
+                        partial: partial, existing: existing, held: held, progress: progress, finish: continuation))
                 taskBox.withLock { $0 = task }
                 task.resume()
             }
@@ -76,6 +93,8 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
     final class Transfer {
         let partial: URL
         let existing: Int
+        /// The hash of the `existing` bytes, if they could be read.
+        let held: SHA256?
         let progress: @Sendable (Int) -> Void
         let finish: CheckedContinuation<Result<DownloadSession.Outcome, SyncError>, Never>
         var status = 0
@@ -83,13 +102,36 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
         var errorBody = Data()
         var received = 0
         var failure: SyncError?
+        /// The hash of the file's bytes so far, and their count.
+        var hasher: SHA256?
+        var size: Int64 = 0
+        /// The first byte not yet handed to the disk.
+        var unflushed: Int64 = 0
+        /// Bytes received and not yet written.
+        var buffer = Data()
+
+        /// Writes the bytes received to the file, hashing them, and hands every few MiB
+        /// written to the disk.
+        func writeBuffer(to file: FileHandle) throws {
+            guard !buffer.isEmpty else { return }
+            try file.write(contentsOf: buffer)
+            hasher?.update(data: buffer)
+            size += Int64(buffer.count)
+            buffer.removeAll(keepingCapacity: true)
+            if size - unflushed >= DownloadSession.flushedBytes {
+                // Starts writing the pages to disk without waiting for them.
+                _ = amber_start_flushing(file.fileDescriptor, unflushed, size - unflushed)
+                unflushed = size
+            }
+        }
 
         init(
-            partial: URL, existing: Int, progress: @escaping @Sendable (Int) -> Void,
+            partial: URL, existing: Int, held: SHA256?, progress: @escaping @Sendable (Int) -> Void,
             finish: CheckedContinuation<Result<DownloadSession.Outcome, SyncError>, Never>
         ) {
             self.partial = partial
             self.existing = existing
+            self.held = held
             self.progress = progress
             self.finish = finish
         }
@@ -131,7 +173,10 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
                     return completionHandler(.cancel)
                 }
                 let file = try FileHandle(forWritingTo: transfer.partial)
-                try file.seekToEnd()
+                transfer.size = Int64(try file.seekToEnd())
+                transfer.unflushed = transfer.size
+                transfer.hasher = append ? transfer.held : SHA256()
+                if append && transfer.size != Int64(transfer.existing) { transfer.hasher = nil }
                 transfer.file = file
             }
             completionHandler(.allow)
@@ -148,21 +193,33 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
             if transfer.errorBody.count < 4_096 { transfer.errorBody.append(data) }
             return
         }
-        do {
-            try file.write(contentsOf: data)
-            transfer.received += data.count
-            transfer.progress(transfer.received)
-        } catch {
-            transfer.failure = SyncError(
-                .storage, "cannot write \(transfer.partial.path): \(error)", underlyingError: error)
-            dataTask.cancel()
+        transfer.buffer.append(data)
+        transfer.received += data.count
+        if transfer.buffer.count >= DownloadSession.writtenBytes {
+            do {
+                try transfer.writeBuffer(to: file)
+            } catch {
+                transfer.failure = SyncError(
+                    .storage, "cannot write \(transfer.partial.path): \(error)", underlyingError: error)
+                dataTask.cancel()
+                return
+            }
         }
+        transfer.progress(transfer.received)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfer(task.taskIdentifier, remove: true) else { return }
         // Bytes kept for a later try to resume after are flushed now; a whole file is flushed
         // once, when it is checked and kept, off this queue that all transfers share.
+        if let file = transfer.file, transfer.failure == nil {
+            do {
+                try transfer.writeBuffer(to: file)
+            } catch {
+                transfer.failure = SyncError(
+                    .storage, "cannot write \(transfer.partial.path): \(error)", underlyingError: error)
+            }
+        }
         if error != nil || transfer.failure != nil { try? transfer.file?.synchronize() }
         try? transfer.file?.close()
         if let failure = transfer.failure {
@@ -178,8 +235,11 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
             let sentence =
                 (try? ErrorResponse(jsonBytes: transfer.errorBody))?.error
                 ?? String(decoding: transfer.errorBody.prefix(200), as: UTF8.self)
+            let written: (hash: String, size: Int64)? =
+                transfer.file == nil ? nil : transfer.hasher.map { ($0.finalize().hexDigest, transfer.size) }
             transfer.finish.resume(
-                returning: .success(DownloadSession.Outcome(status: transfer.status, sentence: sentence)))
+                returning: .success(
+                    DownloadSession.Outcome(status: transfer.status, sentence: sentence, written: written)))
         }
     }
 }

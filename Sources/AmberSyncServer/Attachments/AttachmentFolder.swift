@@ -1,3 +1,4 @@
+import AmberFileFlush
 import AmberSyncProtocol
 import Foundation
 import NIOCore
@@ -16,7 +17,9 @@ import NIOCore
 ///
 /// An upload's file in `incoming/` stays when its connection is cut or the server is killed: the
 /// next `PUT` resumes after its last byte. The request writing it holds an exclusive `flock` on
-/// it, which the system releases when the process dies.
+/// it, which the system releases when the process dies. Beside it, `<user id>-<sha256>.generation`
+/// names the upload's bytes (``AttachmentUpload/heldBytesIdentity``): a new name each time the
+/// upload starts over, written under the lock.
 ///
 /// Several server processes on one machine can share the folder as they share an SQLite file.
 /// A file's modification time is when it was last uploaded, asked for, or found named by a live
@@ -104,7 +107,9 @@ public struct AttachmentFolder: AttachmentStorage {
                 throw Self.error("cannot read the size of \(staging)")
             }
             let held = Int64(info.st_size)
+            let identity: String?
             if offset == 0 {
+                identity = Self.startGeneration(of: staging)
                 guard ftruncate(descriptor, 0) == 0 else {
                     close(descriptor)
                     throw Self.error("cannot empty \(staging)")
@@ -112,10 +117,43 @@ public struct AttachmentFolder: AttachmentStorage {
             } else if held != offset {
                 close(descriptor)
                 throw SyncServerError.uploadOffsetMismatch(hash: hash, held: held, sent: offset)
+            } else {
+                identity = Self.generation(of: staging)
             }
             return FolderUpload(
-                descriptor: descriptor, staging: staging, destination: destination, folder: folder, offset: offset)
+                descriptor: descriptor, staging: staging, destination: destination, folder: folder, offset: offset,
+                identity: identity)
         }
+    }
+
+    /// The file beside an upload's file that names its bytes.
+    static func generationFile(of staging: String) -> String { staging + ".generation" }
+
+    /// Gives the upload's bytes a new name, as the upload starts over; `nil` when it cannot be
+    /// written, and then no name is left.
+    private static func startGeneration(of staging: String) -> String? {
+        let file = generationFile(of: staging)
+        let name = UUID().uuidString
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if descriptor >= 0 {
+            let bytes = Array(name.utf8)
+            let written = write(descriptor, bytes, bytes.count)
+            close(descriptor)
+            if written == bytes.count { return name }
+        }
+        unlink(file)
+        return nil
+    }
+
+    /// The name of the upload's bytes, `nil` when it has none.
+    private static func generation(of staging: String) -> String? {
+        let descriptor = open(generationFile(of: staging), O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(descriptor, &bytes, bytes.count)
+        guard count > 0 else { return nil }
+        return String(decoding: bytes[..<count], as: UTF8.self)
     }
 
     /// Opens the upload's file in `incoming/`, creating it, with an exclusive lock on it.
@@ -200,11 +238,19 @@ public struct AttachmentFolder: AttachmentStorage {
         try await Self.blocking {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: incoming)) ?? [] {
                 let file = incoming + "/" + name
+                if name.hasSuffix(".generation") {
+                    // The name of an upload's bytes outlives no upload.
+                    if access(String(file.dropLast(".generation".count)), F_OK) != 0 { _ = unlink(file) }
+                    continue
+                }
                 guard let modified = Self.modificationDate(of: file), modified < abandoned else { continue }
                 // An upload a request still writes is left alone, however old its last byte.
                 let descriptor = open(file, O_RDONLY)
                 guard descriptor >= 0 else { continue }
-                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { _ = unlink(file) }
+                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
+                    _ = unlink(file)
+                    _ = unlink(Self.generationFile(of: file))
+                }
                 close(descriptor)
             }
         }
@@ -213,6 +259,9 @@ public struct AttachmentFolder: AttachmentStorage {
 
     /// Bytes read at a time.
     static let chunkSize = 256 * 1_024
+
+    /// Bytes an upload collects before it writes them.
+    static let writeSize = 1 << 20
 
     static func modificationDate(of file: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: file))?[.modificationDate] as? Date
@@ -232,6 +281,10 @@ public struct AttachmentFolder: AttachmentStorage {
 
 /// One request's part of an upload into an ``AttachmentFolder``: its file in `incoming/`, locked,
 /// renamed to its hash when whole.
+///
+/// The bytes of the body are written a MiB (``AttachmentFolder/writeSize``) at a time, and on
+/// Linux each chunk written is handed to the disk at once (`sync_file_range`), so that the flush
+/// that ends the upload has little left to wait for.
 final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     // @unchecked: one request uses an upload, one call at a time.
     private let descriptor: Int32
@@ -239,16 +292,22 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     private let destination: String
     private let folder: String
     private let offset: Int64
+    let heldBytesIdentity: String?
+    /// Bytes written to the file.
     private var position: Int64
+    /// Bytes received and not yet written, copied out of the request's buffers (which may hold
+    /// far more memory than their bytes).
+    private var pending = ByteBuffer()
     private var closed = false
 
-    init(descriptor: Int32, staging: String, destination: String, folder: String, offset: Int64) {
+    init(descriptor: Int32, staging: String, destination: String, folder: String, offset: Int64, identity: String?) {
         self.descriptor = descriptor
         self.staging = staging
         self.destination = destination
         self.folder = folder
         self.offset = offset
         self.position = offset
+        self.heldBytesIdentity = identity
     }
 
     func readHeld(into body: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws {
@@ -272,8 +331,21 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func write(_ bytes: ByteBuffer) async throws {
-        let (descriptor, staging, position) = (self.descriptor, self.staging, self.position)
-        try await AttachmentFolder.blocking {
+        var bytes = bytes
+        while bytes.readableBytes > 0 {
+            if pending.capacity == 0 { pending.reserveCapacity(AttachmentFolder.writeSize) }
+            var part = bytes.readSlice(
+                length: min(AttachmentFolder.writeSize - pending.readableBytes, bytes.readableBytes))!
+            pending.writeBuffer(&part)
+            if pending.readableBytes == AttachmentFolder.writeSize { try await writePending() }
+        }
+    }
+
+    /// Writes the bytes received so far after those in the file, and starts flushing them.
+    private func writePending() async throws {
+        guard pending.readableBytes > 0 else { return }
+        let (descriptor, staging, position, bytes) = (descriptor, staging, position, pending)
+        let written = try await AttachmentFolder.blocking {
             try bytes.withUnsafeReadableBytes { pointer in
                 var written = 0
                 while written < pointer.count {
@@ -284,17 +356,24 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
                     written += count
                 }
             }
+            // Starts writing the pages to disk without waiting for them.
+            _ = amber_start_flushing(descriptor, position, Int64(bytes.readableBytes))
+            return Int64(bytes.readableBytes)
         }
-        self.position += Int64(bytes.readableBytes)
+        // The buffer is used again for the next bytes.
+        pending.clear()
+        self.position += written
     }
 
     func finish() async throws -> Bool {
+        try await writePending()
         let (descriptor, staging, destination, folder) = (descriptor, staging, destination, folder)
         closed = true
         return try await AttachmentFolder.blocking {
             // Closing last releases the lock: no other request writes the file meanwhile.
             defer { close(descriptor) }
             guard fsync(descriptor) == 0 else { throw AttachmentFolder.error("cannot flush \(staging)") }
+            defer { unlink(AttachmentFolder.generationFile(of: staging)) }
             if access(destination, F_OK) == 0 {
                 _ = utimes(destination, nil)
                 unlink(staging)
@@ -313,6 +392,9 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func suspend() async -> Int64 {
+        // The bytes received are kept, as far as they can be written.
+        try? await writePending()
+        pending = ByteBuffer()
         if !closed {
             closed = true
             close(descriptor)
@@ -321,11 +403,13 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func cancel() async {
+        pending = ByteBuffer()
         guard !closed else { return }
         closed = true
         let (descriptor, staging) = (descriptor, staging)
         _ = try? await AttachmentFolder.blocking {
             unlink(staging)
+            unlink(AttachmentFolder.generationFile(of: staging))
             close(descriptor)
         }
     }

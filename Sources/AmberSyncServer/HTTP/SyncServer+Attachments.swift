@@ -91,21 +91,37 @@ extension SyncServer {
         let first = range?.first ?? 0
         let end = range.map { $0.last + 1 }
         let upload = try await storage.beginAttachment(hash, for: user, at: first)
-        let hasher = LockedValue(SHA256())
-        var received = first
-        // Only the request that ends the file hashes it, the held bytes read again once: a part
-        // that leaves the file unfinished has nothing to be checked against yet.
+        let key = upload.heldBytesIdentity.map { UploadHashes.key(user: user, hash: hash, identity: $0) }
+        // The hash of the bytes held before this part: carried on from the request of this
+        // process that wrote them, when it is remembered; otherwise only the request that ends
+        // the file hashes it, the held bytes read again once (a part that leaves the file
+        // unfinished has nothing to be checked against yet).
+        let hasher = LockedValue<SHA256?>(first == 0 ? SHA256() : key.flatMap { uploadHashes.take($0, at: first) })
         let completes = range.map { $0.last + 1 == $0.size } ?? true
-        if completes {
+        if completes && hasher.withLock({ $0 == nil }) {
+            hasher.withLock { $0 = SHA256() }
+            let hashes = uploadHashes
             do {
                 try await upload.readHeld { bytes in
-                    bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
+                    bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0?.update(bufferPointer: pointer) } }
+                    hashes.countHeldBytesRead(bytes.readableBytes)
                 }
             } catch {
                 // Held bytes that cannot be read again cannot be checked: the upload starts over.
                 await upload.cancel()
                 throw error
             }
+        }
+        let hashing = hasher.withLock { $0 != nil }
+        var received = first
+        /// Ends this request's part, keeping the bytes written, and remembers their hash for the
+        /// request that continues them.
+        func suspend() async -> Int64 {
+            let held = await upload.suspend()
+            if hashing, held == received, let key, let state = hasher.withLock({ $0 }) {
+                uploadHashes.keep(key, hasher: state, bytes: held)
+            }
+            return held
         }
         do {
             for try await bytes in request.body {
@@ -117,8 +133,8 @@ extension SyncServer {
                         SyncServerError.invalidRequest(
                             "The body runs past byte \(end - 1), the last its Content-Range names; nothing was kept."))
                 }
-                if completes {
-                    bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0.update(bufferPointer: pointer) } }
+                if hashing {
+                    bytes.withUnsafeReadableBytes { pointer in hasher.withLock { $0?.update(bufferPointer: pointer) } }
                 }
                 try await upload.write(bytes)
                 metrics.countAttachmentBytes(bytes.readableBytes)
@@ -128,11 +144,11 @@ extension SyncServer {
             throw refusal.error
         } catch {
             // A cut connection: what was written stays for the next request to resume.
-            _ = await upload.suspend()
+            _ = await suspend()
             throw error
         }
         if let range, received < range.size {
-            let held = await upload.suspend()
+            let held = await suspend()
             guard received == range.last + 1 else {
                 throw SyncServerError.invalidRequest(
                     "The body ended at byte \(received), before the last byte its Content-Range names (\(range.last)); \(held) bytes are held."
@@ -140,7 +156,7 @@ extension SyncServer {
             }
             return Response(status: .accepted, headers: [.contentLength: "0", .amberUploadOffset: String(held)])
         }
-        let found = Self.hex(hasher.withLock { $0.finalize() })
+        let found = Self.hex(hasher.withLock { $0 ?? SHA256() }.finalize())
         guard found == hash else {
             await upload.cancel()
             throw SyncServerError.invalidRequest(

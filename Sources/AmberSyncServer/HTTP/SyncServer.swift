@@ -44,6 +44,8 @@ public struct SyncServer: Sendable {
     let waitingPulls = WaitingPulls()
     /// The connections open, counted against ``limits``.
     let connections = ConnectionCount()
+    /// The SHA-256 of uploads left unfinished by a part, for the request that continues them.
+    let uploadHashes = UploadHashes()
 
     /// Creates a server; nothing listens until ``run(onListening:)``.
     ///

@@ -1,0 +1,132 @@
+import AmberLock
+import AmberSyncProtocol
+import AmberSyncTestSupport
+import AmberTestSupport
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+@testable import AmberSyncServer
+
+/// An upload sent in parts (`Content-Range`) is hashed as its parts arrive, on every backend:
+/// the part that ends it does not read the held bytes again, unless they were written where
+/// this server could not hash them.
+@Suite("Attachments in parts")
+struct AttachmentPartsTests {
+    /// 5 MiB and a little: more chunks than a PostgreSQL upload writes in one statement.
+    static let bytes = (0..<(5 * 1_048_576 + 4_321)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }
+
+    func withServer(_ backend: Backend, _ body: @Sendable (Harness, SyncServer) async throws -> Void) async throws {
+        try await backend.withDatabase { test in
+            var logger = Logger(label: "amber-sync-tests")
+            logger.logLevel = .critical
+            let server = SyncServer(database: test.database, logger: logger)
+            try await server.makeApplication().test(.router) { client in
+                try await body(Harness(client: client, database: test.database), server)
+            }
+        }
+    }
+
+    /// Sends bytes `range` of `bytes` as a part of the upload of `hash`.
+    static func part(
+        _ harness: Harness, _ bytes: [UInt8], _ range: Range<Int>, hash: String, token: String
+    ) async throws -> TestResponse {
+        try await harness.send(
+            .put, "/v1/attachments/\(hash)", token: token, body: Array(bytes[range]),
+            headers: [.contentRange: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(bytes.count)"])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func partsSentOneAfterAnotherAreCheckedWithoutReadingTheHeldBytesAgain(backend: Backend) async throws {
+        try await withServer(backend) { harness, server in
+            let token = try await harness.addUser("ann")
+            let bytes = Self.bytes
+            let hash = AttachmentTests.hash(bytes)
+            let ends = [0, 2 * 1_048_576, 4 * 1_048_576, bytes.count]
+            for index in 1..<ends.count {
+                let response = try await Self.part(
+                    harness, bytes, ends[index - 1]..<ends[index], hash: hash, token: token)
+                #expect(response.status == (index == ends.count - 1 ? .created : .accepted), "\(response.text)")
+            }
+            #expect(server.uploadHashes.heldBytesRead == 0)
+            #expect(server.uploadHashes.count == 0, "an upload's hash is forgotten once it is used")
+            #expect(
+                Array(try await harness.send(.get, "/v1/attachments/\(hash)", token: token).body.readableBytesView)
+                    == bytes)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func heldBytesThisServerDidNotHashAreReadAgainByThePartThatEndsTheFile(backend: Backend) async throws {
+        try await withServer(backend) { harness, server in
+            let token = try await harness.addUser("ann")
+            let user = try #require(try await harness.database.user(forToken: token))
+            let storage = try #require(harness.database as? any AttachmentStorage)
+            let bytes = Self.bytes
+            let hash = AttachmentTests.hash(bytes)
+            // Written by another server process, say: this one never saw the bytes.
+            let elsewhere = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await elsewhere.write(ByteBuffer(bytes: bytes[..<(2 * 1_048_576)]))
+            #expect(await elsewhere.suspend() == 2 * 1_048_576)
+            let response = try await Self.part(harness, bytes, (2 * 1_048_576)..<bytes.count, hash: hash, token: token)
+            #expect(response.status == .created, "\(response.text)")
+            #expect(server.uploadHashes.heldBytesRead == 2 * 1_048_576)
+        }
+    }
+
+    /// Another server process starts the upload over with other bytes of the same length after
+    /// this one hashed a part: the hash this one remembers is not taken for the new bytes.
+    @Test(arguments: Backend.allCases)
+    func anUploadStartedOverElsewhereIsNotCheckedWithTheHashOfItsOldBytes(backend: Backend) async throws {
+        try await withServer(backend) { harness, server in
+            let token = try await harness.addUser("ann")
+            let user = try #require(try await harness.database.user(forToken: token))
+            let storage = try #require(harness.database as? any AttachmentStorage)
+            let bytes = Self.bytes
+            let hash = AttachmentTests.hash(bytes)
+            let split = 2 * 1_048_576
+            let first = try await Self.part(harness, bytes, 0..<split, hash: hash, token: token)
+            #expect(first.status == .accepted)
+            #expect(server.uploadHashes.count == 1)
+            let other = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await other.write(ByteBuffer(repeating: 9, count: split))
+            #expect(await other.suspend() == Int64(split))
+
+            let rest = try await Self.part(harness, bytes, split..<bytes.count, hash: hash, token: token)
+            #expect(rest.status == .badRequest)
+            #expect(try rest.errorBody().error.contains("nothing was kept"))
+            #expect(try await harness.send(.head, "/v1/attachments/\(hash)", token: token).status == .notFound)
+            #expect(server.uploadHashes.heldBytesRead == Int64(split))
+        }
+    }
+
+    /// An upload written in small pieces keeps its whole chunks in order, however the pieces
+    /// fall across the chunks and the statements that write them.
+    @Test(arguments: Backend.allCases)
+    func anUploadWrittenInSmallPiecesHoldsEveryByteInOrder(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let storage = try #require(test.database as? any AttachmentStorage)
+            let token = try await test.database.addUser(named: "ann")
+            let user = try #require(try await test.database.user(forToken: token))
+            let bytes = Self.bytes
+            let hash = AttachmentTests.hash(bytes)
+            let upload = try await storage.beginAttachment(hash, for: user, at: 0)
+            var start = 0
+            while start < bytes.count {
+                let end = min(start + 65_000, bytes.count)
+                try await upload.write(ByteBuffer(bytes: bytes[start..<end]))
+                start = end
+            }
+            #expect(try await upload.finish())
+            let read = LockedValue<[UInt8]>([])
+            try await storage.readAttachment(hash, for: user, range: 1_000..<Int64(bytes.count)) { chunk in
+                read.withLock { $0 += chunk.readableBytesView }
+            }
+            #expect(read.withLock { $0 } == Array(bytes[1_000...]))
+        }
+    }
+}
