@@ -6,9 +6,9 @@ import PostgresNIO
 
 /// Carries "this user's records changed" between server processes on one PostgreSQL database.
 ///
-/// - **Sending.** After a push commits, ``announce(userID:on:)`` sends a `pg_notify` on the push's
-///   own connection (a `NOTIFY` inside the write transaction would take a database-wide lock at
-///   commit). One push at a time sends; pushes that commit while it does only queue their user,
+/// - **Sending.** After a push commits, ``announce(userIDs:)`` sends a `pg_notify` on a pooled
+///   connection, once the push is answered (a `NOTIFY` inside the write transaction would take a
+///   database-wide lock at commit). One push at a time sends; pushes that commit while it does only queue their user,
 ///   and the sending push sends them all in its next notification.
 /// - **Listening.** One pooled connection stays in `LISTEN` and wakes the pulls waiting in this
 ///   process through the `ChangeNotifier`. Notifications this process sent itself are skipped:
@@ -85,19 +85,13 @@ final class PostgresChangeNotifications: Sendable {
         return tasks
     }
 
-    /// Wakes `userID`'s pulls in every other process; call it after the push committed, with the
-    /// connection the push used.
+    /// Wakes the pulls of every user in `userIDs` in every other process; call it after the push
+    /// committed. It sends on a connection of the pool: the push's own went back at its commit.
     ///
-    /// When no notification is being sent, this call sends one at once on `connection`, for this
-    /// user and every other user queued meanwhile, until the queue is empty. Otherwise it queues
-    /// the user for the notification in flight to pick up, and returns.
-    func announce(userID: Int64, on connection: PostgresConnection) async {
-        await announce(userIDs: [userID], on: connection)
-    }
-
-    /// Wakes the pulls of every user in `userIDs` in every other process, as
-    /// ``announce(userID:on:)`` does for one.
-    func announce(userIDs: some Sequence<Int64>, on connection: PostgresConnection) async {
+    /// When no notification is being sent, this call sends one at once, for these users and every
+    /// other user queued meanwhile, until the queue is empty. Otherwise it queues the users for
+    /// the notification in flight to pick up, and returns.
+    func announce(userIDs: some Sequence<Int64>) async {
         let sendsNow = state.withLock { state in
             guard !state.stopped else { return false }
             state.queued.formUnion(userIDs)
@@ -116,7 +110,7 @@ final class PostgresChangeNotifications: Sendable {
             guard !users.isEmpty else { return }
             for payload in payloads(for: users) {
                 do {
-                    try await connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
+                    try await client().query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
                 } catch {
                     // The other processes' fallback poll will find these changes.
                     logger.warning("could not notify other server processes: \(String(reflecting: error))")

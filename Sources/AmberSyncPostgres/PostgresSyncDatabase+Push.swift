@@ -8,12 +8,13 @@ extension PostgresSyncDatabase {
     ///
     /// Pushes that arrive while others are being applied wait and are then applied together,
     /// in one transaction (group commit): one statement locks the counter rows of all their
-    /// users, in the order of their ids; one query reads the stored answers and the current
-    /// records; `MutationResolver` decides in memory, push after push in the order they came;
-    /// one statement writes records, answers, history and counters; one commit. Holding a
-    /// user's counter row until commit makes that user's versions commit in order, across
-    /// server processes too. A push refused for its own reasons (a reused client id) changes
-    /// nothing and does not hold up the others.
+    /// users, in the order of their ids, and reads the stored answers and the current records;
+    /// `MutationResolver` decides in memory, push after push in the order they came; one
+    /// statement writes records, answers, history and counters; one commit. Holding a user's
+    /// counter row until commit makes that user's versions commit in order, across server
+    /// processes too. Batches of different users are applied side by side, each user in one
+    /// batch at a time. A push refused for its own reasons (a reused client id) changes nothing
+    /// and does not hold up the others.
     ///
     /// - Parameters:
     ///   - mutations: Mutations with increasing ids.
@@ -22,13 +23,41 @@ extension PostgresSyncDatabase {
     /// - Returns: One result per mutation, in the same order.
     /// - Throws: `SyncServerError.invalidRequest(_:)` for invalid mutations, changing nothing.
     public func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
+        try await push(mutations, clientID: clientID, userID: user.id, tokenHash: nil)
+    }
+
+    /// Applies a client's mutations as ``push(_:clientID:for:)`` does, checking in the push's own
+    /// transaction that `token` still belongs to `user`: the token costs no query of its own.
+    ///
+    /// - Parameters:
+    ///   - mutations: Mutations with increasing ids.
+    ///   - clientID: The client that sends them.
+    ///   - user: The user ``rememberedUser(forToken:)`` gave for `token`.
+    ///   - token: The bearer token of the request.
+    /// - Returns: One result per mutation, in the same order.
+    /// - Throws: `SyncServerError.unauthorized` when the token no longer belongs to `user` (it was
+    ///   revoked), changing nothing; `SyncServerError.invalidRequest(_:)` for invalid mutations.
+    public func push(_ mutations: [Mutation], clientID: String, for user: SyncUser, checkingToken token: String)
+        async throws -> [MutationResult]
+    {
+        guard !mutations.isEmpty else {
+            // Nothing to apply, so no transaction to check the token in.
+            guard try await self.user(forToken: token)?.id == user.id else { throw SyncServerError.unauthorized }
+            return try await push(mutations, clientID: clientID, for: user)
+        }
+        return try await push(mutations, clientID: clientID, userID: user.id, tokenHash: AccessToken.hash(token))
+    }
+
+    private func push(_ mutations: [Mutation], clientID: String, userID: Int64, tokenHash: String?) async throws
+        -> [MutationResult]
+    {
         try PushValidation.validate(mutations, clientID: clientID)
         guard !mutations.isEmpty else { return [] }
         let fingerprints = mutations.map(MutationFingerprint.of)
         return try await withCheckedThrowingContinuation { continuation in
             let push = WaitingPushes.Push(
-                mutations: mutations, fingerprints: fingerprints, clientID: clientID, userID: user.id,
-                continuation: continuation)
+                mutations: mutations, fingerprints: fingerprints, clientID: clientID, userID: userID,
+                tokenHash: tokenHash, continuation: continuation)
             if waitingPushes.add(push) {
                 Task { await self.applyWaitingPushes() }
             }
@@ -41,97 +70,134 @@ extension PostgresSyncDatabase {
         waitingPushes.applied
     }
 
-    /// Applies waiting pushes, a batch at a time, until none wait.
+    /// Applies waiting pushes, a batch at a time, until none this call may take waits (one whose
+    /// user is in another batch being applied is left to that batch's caller).
     ///
     /// A batch waits for no lock: the pushes of a user whose counter row another transaction holds
     /// (another server process applying that user's push) are applied each on its own, waiting
     /// for that row, so that one user's wait holds up no other user.
     private func applyWaitingPushes() async {
-        while let batch = waitingPushes.nextBatch() {
+        var finished: [WaitingPushes.Push] = []
+        while let batch = waitingPushes.nextBatch(after: finished) {
             let outcomes = await apply(batch, waitingForLocks: false)
             for (push, outcome) in zip(batch, outcomes) {
                 if let outcome {
-                    push.continuation.resume(with: outcome)
+                    resume(push, with: outcome)
                 } else {
                     Task {
                         let outcome = await self.apply([push], waitingForLocks: true)
-                        push.continuation.resume(with: outcome[0] ?? .failure(SyncServerError.unauthorized))
+                        self.resume(push, with: outcome[0] ?? .failure(SyncServerError.unauthorized))
                     }
                 }
             }
+            finished = batch
         }
     }
 
+    /// Answers `push`; a push refused for its token makes this process forget the token.
+    private func resume(_ push: WaitingPushes.Push, with outcome: Result<[MutationResult], any Error>) {
+        if case .failure(let error) = outcome, error as? SyncServerError == .unauthorized, let hash = push.tokenHash {
+            knownTokens.forget(hash)
+        }
+        push.continuation.resume(with: outcome)
+    }
+
     /// Applies `batch` in one transaction: each push's outcome, `nil` for those of users whose
-    /// counter row is held elsewhere when not `waitingForLocks`.
+    /// counter row is held elsewhere when not `waitingForLocks`. The other server processes are
+    /// told about the changed users after the commit, without holding up the answers.
     private func apply(_ batch: [WaitingPushes.Push], waitingForLocks: Bool) async -> [Result<
         [MutationResult], any Error
     >?] {
-        let (logger, notifications) = (logger, notifications)
+        let (logger, notifications, location) = (logger, notifications, location)
         waitingPushes.count(transactionOf: batch.count)
         do {
-            return try await transaction(
-                afterCommit: { connection, changedUsers in
-                    if !changedUsers.isEmpty { await notifications.announce(userIDs: changedUsers, on: connection) }
-                },
-                { connection in
-                    try await Self.apply(
-                        batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
-                }
-            )
+            let (outcomes, changedUsers) = try await withConnection { connection in
+                try await Self.applyInTransaction(
+                    batch, waitingForLocks: waitingForLocks, connection: connection, location: location,
+                    logger: logger)
+            }
+            if !changedUsers.isEmpty {
+                Task { await notifications.announce(userIDs: changedUsers) }
+            }
+            return outcomes
         } catch {
             return batch.map { _ in .failure(error) }
         }
     }
 
-    /// Applies `batch` in the caller's transaction: the outcome of each push, in order (`nil` for
-    /// a push whose user's row was held elsewhere, unless `waitingForLocks`), and the users whose
-    /// records changed.
-    private static func apply(
-        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, logger: Logger
+    /// Applies `batch` in one transaction on `connection`: the outcome of each push, in order
+    /// (`nil` for a push whose user's row was held elsewhere, unless `waitingForLocks`), and the
+    /// users whose records changed.
+    ///
+    /// `BEGIN` goes out with the statement that locks and reads, and `COMMIT` with the statement
+    /// that writes: the connection sends each as soon as the one before it is done. A write that
+    /// fails makes the `COMMIT` behind it a rollback.
+    private static func applyInTransaction(
+        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, location: String,
+        logger: Logger
     ) async throws -> ([Result<[MutationResult], any Error>?], Set<Int64>) {
-        // Its own statement, so that the reads after it see what the previous holders committed.
-        // Rows are locked in the order of their ids, so two batches never wait on each other.
-        let userIDs = Set(batch.map(\.userID)).sorted()
-        let versionRows =
-            if waitingForLocks {
-                try await connection.query(
-                    "SELECT id, version FROM amber_sync_users WHERE id = ANY(\(userIDs)::int8[]) ORDER BY id FOR UPDATE",
-                    logger: logger)
+        let begin: EventLoopFuture<PostgresQueryResult> = connection.query("BEGIN", logger: logger)
+        do {
+            let userIDs = Set(batch.map(\.userID)).sorted()
+            var read = try await lockAndRead(
+                batch, userIDs: userIDs, lock: waitingForLocks ? .wait : .skipLocked, connection: connection,
+                logger: logger)
+            _ = try await begin.get()
+            if !read.consistent {
+                // Another transaction committed for a user between this statement's start and its
+                // lock: read again, now that the rows are held.
+                let locked = batch.filter { read.versions[$0.userID] != nil }
+                read = try await lockAndRead(
+                    locked, userIDs: read.versions.keys.sorted(), lock: .wait, connection: connection, logger: logger)
+            }
+            var (state, versions) = (read.state, read.versions)
+            var outcomes: [Result<[MutationResult], any Error>?] = []
+            outcomes.reserveCapacity(batch.count)
+            for push in batch {
+                guard let version = versions[push.userID] else {
+                    // Held elsewhere, or gone: a push waiting for the row finds out which.
+                    outcomes.append(waitingForLocks ? .failure(SyncServerError.unauthorized) : nil)
+                    continue
+                }
+                if let hash = push.tokenHash, state.tokenUsers[hash] != push.userID {
+                    // The token was revoked since this process looked it up.
+                    outcomes.append(.failure(SyncServerError.unauthorized))
+                    continue
+                }
+                do {
+                    let (results, newVersion) = try state.apply(push, after: version)
+                    versions[push.userID] = newVersion
+                    outcomes.append(.success(results))
+                } catch {
+                    outcomes.append(.failure(error))
+                }
+            }
+            let end: EventLoopFuture<PostgresQueryResult>?
+            if state.forgotten.isEmpty {
+                end = nil
             } else {
-                try await connection.query(
-                    """
-                    SELECT id, version FROM amber_sync_users WHERE id = ANY(\(userIDs)::int8[])
-                    ORDER BY id FOR UPDATE SKIP LOCKED
-                    """,
-                    logger: logger)
+                end = connection.query(try writeQuery(state, versions: versions), logger: logger)
             }
-        var versions: [Int64: Int64] = [:]
-        for try await (id, version) in versionRows.decode((Int64, Int64).self) { versions[id] = version }
-
-        let locked = batch.filter { versions[$0.userID] != nil }
-        // Every user held elsewhere: nothing to read or write here.
-        var state = locked.isEmpty ? BatchState() : try await read(locked, connection: connection, logger: logger)
-        var outcomes: [Result<[MutationResult], any Error>?] = []
-        outcomes.reserveCapacity(batch.count)
-        for push in batch {
-            guard let version = versions[push.userID] else {
-                // Held elsewhere, or gone: a push waiting for the row finds out which.
-                outcomes.append(waitingForLocks ? .failure(SyncServerError.unauthorized) : nil)
-                continue
+            let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
+            if let end {
+                do {
+                    _ = try await end.get()
+                } catch {
+                    _ = try? await commit.get()
+                    throw error
+                }
             }
-            do {
-                let (results, newVersion) = try state.apply(push, after: version)
-                versions[push.userID] = newVersion
-                outcomes.append(.success(results))
-            } catch {
-                outcomes.append(.failure(error))
+            let committed = try await commit.get()
+            guard committed.metadata.command == "COMMIT" else {
+                throw SyncServerError.databaseUnavailable(
+                    location: location, reason: "the push's transaction ended with \(committed.metadata.command)")
             }
+            return (outcomes, state.changedUsers)
+        } catch {
+            _ = try? await begin.get()
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
         }
-        if !state.forgotten.isEmpty {
-            try await write(state, versions: versions, connection: connection, logger: logger)
-        }
-        return (outcomes, state.changedUsers)
     }
 
     /// What a batch of pushes reads and decides, before it is written.
@@ -145,6 +211,10 @@ extension PostgresSyncDatabase {
         /// The records changed, each once, in the order first changed.
         var changed: [UserRecordKey] = []
         var changedUsers: Set<Int64> = []
+        /// The users a push was applied for, whether or not it changed records.
+        var appliedUsers: Set<Int64> = []
+        /// The user of each token hash of the batch that is still in the database.
+        var tokenUsers: [String: Int64] = [:]
         /// Answers to store, in order.
         var newAnswers: [(key: AnswerKey, result: MutationResult, fingerprint: String)] = []
         /// For each push, the answers its client already got: those below its smallest id.
@@ -199,6 +269,7 @@ extension PostgresSyncDatabase {
             if let first = push.mutations.first?.mutationID {
                 forgotten.append((client, first))
             }
+            appliedUsers.insert(push.userID)
             return (results, resolution.version)
         }
 
@@ -252,13 +323,39 @@ extension PostgresSyncDatabase {
         }
     }
 
-    /// In one query: the answers already given to any mutation of `batch` (with the fingerprints
-    /// of what they answered), the last mutation id each of its clients sent, and the current
-    /// state of every record it touches. The caller holds the users' counter rows, so none of them
-    /// changes until commit.
-    private static func read(_ batch: [WaitingPushes.Push], connection: PostgresConnection, logger: Logger)
-        async throws -> BatchState
-    {
+    /// How the statement that reads a batch locks its users' counter rows.
+    enum LockMode {
+        /// Skips the rows another transaction holds.
+        case skipLocked
+        /// Waits for them.
+        case wait
+    }
+
+    /// What ``lockAndRead(_:userIDs:lock:connection:logger:)`` found.
+    struct BatchRead {
+        /// The counter of each user whose row is now held.
+        var versions: [Int64: Int64] = [:]
+        /// Whether the reads saw every commit of the held users: no transaction committed for one
+        /// of them between the statement's start and its lock.
+        var consistent = true
+        var state = BatchState()
+    }
+
+    /// In one statement: locks the counter rows of `userIDs` in the order of their ids, and reads
+    /// the users of the pushes' tokens, the answers already given to any mutation of `batch` (with
+    /// the fingerprints of what they answered), the last mutation id each of its clients sent,
+    /// and the current state of every record it touches.
+    ///
+    /// The reads see the database as it was when the statement began; the lock, a row as it is
+    /// when locked. Every transaction that applies a push of a user rewrites the user's counter
+    /// row, so a row whose locked version is not the one the statement saw tells that the reads
+    /// may have missed a commit (``BatchRead/consistent``); reading again while the rows are held
+    /// sees everything.
+    private static func lockAndRead(
+        _ batch: [WaitingPushes.Push], userIDs: [Int64], lock: LockMode, connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> BatchRead {
+        var tokenHashes: [String] = []
         var answerUsers: [Int64] = []
         var answerClients: [String] = []
         var answerIDs: [Int64] = []
@@ -268,6 +365,7 @@ extension PostgresSyncDatabase {
         var collections: [String] = []
         var ids: [String] = []
         for push in batch {
+            if let hash = push.tokenHash { tokenHashes.append(hash) }
             clientUsers.append(push.userID)
             clients.append(push.clientID)
             for mutation in push.mutations {
@@ -279,41 +377,34 @@ extension PostgresSyncDatabase {
                 ids.append(mutation.id)
             }
         }
-        let rows = try await connection.query(
-            """
-            SELECT 'r', user_id, client_id, mutation_id, result, fingerprint, NULL::int8, NULL::int8, NULL::text
-            FROM amber_sync_mutation_results
-            WHERE (user_id, client_id, mutation_id) IN (
-                SELECT * FROM unnest(\(answerUsers)::int8[], \(answerClients)::text[], \(answerIDs)::int8[]))
-            UNION ALL
-            SELECT 'm', user_id, client_id, max(mutation_id), NULL, NULL, NULL, NULL, NULL
-            FROM amber_sync_mutation_results
-            WHERE (user_id, client_id) IN (SELECT * FROM unnest(\(clientUsers)::int8[], \(clients)::text[]))
-            GROUP BY user_id, client_id
-            UNION ALL
-            SELECT 'c', user_id, collection, NULL, id, value, version, created_version, field_versions
-            FROM amber_sync_records
-            WHERE (user_id, collection, id) IN (
-                SELECT * FROM unnest(\(recordUsers)::int8[], \(collections)::text[], \(ids)::text[]))
-            """,
-            logger: logger
-        )
-        var state = BatchState()
-        for try await row in rows.decode(
-            (String, Int64, String, Int64?, String?, String?, Int64?, Int64?, String?).self)
-        {
+        let arguments = LockAndRead(
+            userIDs: userIDs, tokenHashes: tokenHashes, answerUsers: answerUsers, answerClients: answerClients,
+            answerIDs: answerIDs, clientUsers: clientUsers, clients: clients, recordUsers: recordUsers,
+            collections: collections, ids: ids)
+        let rows =
+            switch lock {
+            case .skipLocked: try await connection.execute(LockAndRead.SkippingLocked(arguments), logger: logger)
+            case .wait: try await connection.execute(LockAndRead.Waiting(arguments), logger: logger)
+            }
+        var read = BatchRead()
+        for try await row in rows {
             switch row {
+            case ("u", let userID, _, let version?, _, _, let seen, _, _):
+                read.versions[userID] = version
+                if seen != 1 { read.consistent = false }
+            case ("t", let userID, let hash, _, _, _, _, _, _):
+                read.state.tokenUsers[hash] = userID
             case ("r", let userID, let clientID, let mutationID?, let result?, let fingerprint, _, _, _):
                 let key = AnswerKey(client: ClientKey(userID: userID, clientID: clientID), mutationID: mutationID)
-                state.answers[key] = (try JSONText.decode(MutationResult.self, from: result), fingerprint)
+                read.state.answers[key] = (try JSONText.decode(MutationResult.self, from: result), fingerprint)
             case ("m", let userID, let clientID, let mutationID?, _, _, _, _, _):
-                state.lastMutationIDs[ClientKey(userID: userID, clientID: clientID)] = mutationID
+                read.state.lastMutationIDs[ClientKey(userID: userID, clientID: clientID)] = mutationID
             case (
                 "c", let userID, let collection, _, let id?, let value, let version?, let createdVersion?,
                 let fieldVersions?
             ):
                 let key = UserRecordKey(userID: userID, record: RecordKey(collection: collection, id: id))
-                state.records[key] = ServerRecord(
+                read.state.records[key] = ServerRecord(
                     value: try value.map { try JSONText.decode(JSONObject.self, from: $0) },
                     version: version,
                     createdVersion: createdVersion,
@@ -323,24 +414,126 @@ extension PostgresSyncDatabase {
                 continue
             }
         }
-        return state
+        return read
+    }
+
+    /// The arguments of the statement that locks and reads a batch, prepared once per connection
+    /// in each of its two locking modes (parsed and planned once, not for every batch).
+    struct LockAndRead: Sendable {
+        var userIDs: [Int64]
+        var tokenHashes: [String]
+        var answerUsers: [Int64]
+        var answerClients: [String]
+        var answerIDs: [Int64]
+        var clientUsers: [Int64]
+        var clients: [String]
+        var recordUsers: [Int64]
+        var collections: [String]
+        var ids: [String]
+
+        /// What a row holds: its kind (`u` a locked user, `t` a token, `r` an answer, `m` a
+        /// client's last mutation id, `c` a record) and the columns of that kind.
+        typealias Row = (String, Int64, String, Int64?, String?, String?, Int64?, Int64?, String?)
+
+        /// The statement, locking as `locking` says.
+        static func sql(locking: String) -> String {
+            """
+            WITH locked AS MATERIALIZED (
+                SELECT id, version, xmin AS row_version FROM amber_sync_users WHERE id = ANY($1::int8[])
+                ORDER BY id \(locking)
+            )
+            SELECT 'u', l.id, '', l.version, NULL, NULL, CASE WHEN l.row_version = u.xmin THEN 1 ELSE 0 END::int8,
+                NULL::int8, NULL::text
+            FROM locked AS l LEFT JOIN amber_sync_users AS u ON u.id = l.id
+            UNION ALL
+            SELECT 't', user_id, hash, NULL, NULL, NULL, NULL, NULL, NULL
+            FROM amber_sync_tokens WHERE hash = ANY($2::text[])
+            UNION ALL
+            SELECT 'r', user_id, client_id, mutation_id, result, fingerprint, NULL, NULL, NULL
+            FROM amber_sync_mutation_results
+            WHERE (user_id, client_id, mutation_id) IN (SELECT * FROM unnest($3::int8[], $4::text[], $5::int8[]))
+            UNION ALL
+            SELECT 'm', user_id, client_id, max(mutation_id), NULL, NULL, NULL, NULL, NULL
+            FROM amber_sync_mutation_results
+            WHERE (user_id, client_id) IN (SELECT * FROM unnest($6::int8[], $7::text[]))
+            GROUP BY user_id, client_id
+            UNION ALL
+            SELECT 'c', user_id, collection, NULL, id, value, version, created_version, field_versions
+            FROM amber_sync_records
+            WHERE (user_id, collection, id) IN (SELECT * FROM unnest($8::int8[], $9::text[], $10::text[]))
+            """
+        }
+
+        func bindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 10)
+            bindings.append(userIDs)
+            bindings.append(tokenHashes)
+            bindings.append(answerUsers)
+            bindings.append(answerClients)
+            bindings.append(answerIDs)
+            bindings.append(clientUsers)
+            bindings.append(clients)
+            bindings.append(recordUsers)
+            bindings.append(collections)
+            bindings.append(ids)
+            return bindings
+        }
+
+        /// The statement that skips rows other transactions hold.
+        struct SkippingLocked: PostgresPreparedStatement {
+            // Names are cut at 63 bytes by the server: short ones of our own.
+            static let name = "amber_sync_lock_and_read_skipping"
+            static let sql = LockAndRead.sql(locking: "FOR UPDATE SKIP LOCKED")
+            let arguments: LockAndRead
+
+            init(_ arguments: LockAndRead) {
+                self.arguments = arguments
+            }
+
+            func makeBindings() -> PostgresBindings {
+                arguments.bindings()
+            }
+
+            func decodeRow(_ row: PostgresRow) throws -> LockAndRead.Row {
+                try row.decode(LockAndRead.Row.self)
+            }
+        }
+
+        /// The statement that waits for rows other transactions hold.
+        struct Waiting: PostgresPreparedStatement {
+            static let name = "amber_sync_lock_and_read_waiting"
+            static let sql = LockAndRead.sql(locking: "FOR UPDATE")
+            let arguments: LockAndRead
+
+            init(_ arguments: LockAndRead) {
+                self.arguments = arguments
+            }
+
+            func makeBindings() -> PostgresBindings {
+                arguments.bindings()
+            }
+
+            func decodeRow(_ row: PostgresRow) throws -> LockAndRead.Row {
+                try row.decode(LockAndRead.Row.self)
+            }
+        }
     }
 
     /// In one statement: the records' new states, the answers given (so a re-sent mutation gets
-    /// the same one), a history row and the counter of each user whose records changed, and the
-    /// forgetting of answers the clients already got (those of mutations below the smallest id
-    /// of each push: a client sends a batch only after the previous was answered).
-    private static func write(
-        _ state: BatchState, versions: [Int64: Int64], connection: PostgresConnection, logger: Logger
-    ) async throws {
+    /// the same one), a history row for each user whose records changed, the counter row of each
+    /// user a push was applied for (rewritten even when unchanged, which tells other batches'
+    /// reads that something committed), and the forgetting of answers the clients already got
+    /// (those of mutations below the smallest id of each push: a client sends a batch only after
+    /// the previous was answered).
+    private static func writeQuery(_ state: BatchState, versions: [Int64: Int64]) throws -> PostgresQuery {
         let records = state.changed.map { ($0, state.records[$0]!) }
         let values = try records.map { try $0.1.value.map(JSONText.encode) ?? "" }
         let deleted = records.map { $0.1.value == nil }
         let fieldVersions = try records.map { try JSONText.encode($0.1.fieldVersions) }
         let resultTexts = try state.newAnswers.map { try JSONText.encode($0.result) }
         let changedUsers = state.changedUsers.sorted()
-        try await connection.query(
-            """
+        let appliedUsers = state.appliedUsers.sorted()
+        return """
             WITH forgotten AS (
                 DELETE FROM amber_sync_mutation_results AS r
                 USING unnest(
@@ -382,15 +575,17 @@ extension PostgresSyncDatabase {
                 ) AS h(u, v, t)
             )
             UPDATE amber_sync_users SET version = t.v
-            FROM unnest(\(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[]) AS t(u, v)
+            FROM unnest(\(appliedUsers)::int8[], \(appliedUsers.map { versions[$0]! })::int8[]) AS t(u, v)
             WHERE id = t.u
-            """,
-            logger: logger
-        )
+            """
     }
 }
 
 /// Pushes waiting to be applied on one server process, taken a batch at a time.
+///
+/// Several batches may be applied at once, each on its own connection, but a user is in one
+/// batch at a time: the pushes of a user whose batch is being applied wait for it to commit, and
+/// go together into a later batch, in the order they came.
 final class WaitingPushes: Sendable {
     /// One push request, waiting for its outcome.
     struct Push: Sendable {
@@ -398,19 +593,31 @@ final class WaitingPushes: Sendable {
         let fingerprints: [String]
         let clientID: String
         let userID: Int64
+        /// The hash of the request's token, when the push checks it.
+        let tokenHash: String?
         let continuation: CheckedContinuation<[MutationResult], any Error>
     }
 
     /// The most mutations in one batch, unless a single push has more.
     static let maximumMutations = 5_000
 
+    /// The most batches applied at once.
+    let maximumBatches: Int
+
     private struct State {
         var waiting: [Push] = []
-        var applying = false
+        /// Batches being applied, and their users.
+        var batches = 0
+        var busyUsers: Set<Int64> = []
         var applied = (transactions: 0, pushes: 0)
     }
 
     private let state = LockedValue(State())
+
+    /// - Parameter maximumBatches: The most batches applied at once, at least 1.
+    init(maximumBatches: Int) {
+        self.maximumBatches = max(1, maximumBatches)
+    }
 
     /// How many transactions have applied pushes, and how many pushes they applied.
     var applied: (transactions: Int, pushes: Int) {
@@ -425,33 +632,46 @@ final class WaitingPushes: Sendable {
         }
     }
 
-    /// Queues `push`; returns whether the caller must start applying batches (none is being applied).
+    /// Queues `push`; returns whether the caller must start applying batches (``nextBatch(after:)``
+    /// until it returns `nil`): when the push's user is in no batch and fewer than
+    /// ``maximumBatches`` are being applied.
     func add(_ push: Push) -> Bool {
         state.withLock { state in
             state.waiting.append(push)
-            if state.applying { return false }
-            state.applying = true
+            guard state.batches < maximumBatches, !state.busyUsers.contains(push.userID) else { return false }
+            state.batches += 1
             return true
         }
     }
 
-    /// The pushes waiting, in the order they came, up to ``maximumMutations`` mutations; `nil`
-    /// when none wait, and then applying stops until the next ``add(_:)``.
-    func nextBatch() -> [Push]? {
+    /// Ends the batch `finished` (empty for none) and takes the next: the pushes waiting whose
+    /// users are in no other batch, in the order they came, up to ``maximumMutations`` mutations.
+    /// `nil` when none can be taken; the caller then stops applying batches.
+    func nextBatch(after finished: [Push]) -> [Push]? {
         state.withLock { state in
-            guard !state.waiting.isEmpty else {
-                state.applying = false
+            for push in finished { state.busyUsers.remove(push.userID) }
+            var batch: [Push] = []
+            var left: [Push] = []
+            var mutations = 0
+            var full = false
+            for push in state.waiting {
+                if !full, !state.busyUsers.contains(push.userID) {
+                    if batch.isEmpty || mutations + push.mutations.count <= Self.maximumMutations {
+                        mutations += push.mutations.count
+                        batch.append(push)
+                        continue
+                    }
+                    // Full: every later push waits, so no user's push overtakes one left here.
+                    full = true
+                }
+                left.append(push)
+            }
+            guard !batch.isEmpty else {
+                state.batches -= 1
                 return nil
             }
-            var mutations = 0
-            var count = 0
-            for push in state.waiting {
-                if count > 0, mutations + push.mutations.count > Self.maximumMutations { break }
-                mutations += push.mutations.count
-                count += 1
-            }
-            let batch = Array(state.waiting.prefix(count))
-            state.waiting.removeFirst(count)
+            for push in batch { state.busyUsers.insert(push.userID) }
+            state.waiting = left
             return batch
         }
     }

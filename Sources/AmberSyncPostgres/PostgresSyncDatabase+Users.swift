@@ -1,3 +1,4 @@
+import AmberLock
 import AmberSyncServer
 import PostgresNIO
 
@@ -50,10 +51,13 @@ extension PostgresSyncDatabase {
     /// - Returns: Whether the token existed.
     public func revokeToken(_ token: String) async throws -> Bool {
         let hash = AccessToken.hash(token)
+        knownTokens.forget(hash)
         return try await !collect("DELETE FROM amber_sync_tokens WHERE hash = \(hash) RETURNING user_id").isEmpty
     }
 
     /// The user a bearer token belongs to, read from the database on each call.
+    ///
+    /// The answer is remembered for ``rememberedUser(forToken:)``.
     ///
     /// - Parameter token: The bearer token a request carries.
     /// - Returns: The token's user, or `nil` for an unknown or revoked token.
@@ -66,10 +70,24 @@ extension PostgresSyncDatabase {
             WHERE amber_sync_tokens.hash = \(hash)
             """
         )
-        return try rows.first.map { row in
+        let user = try rows.first.map { row in
             let (id, name) = try row.decode((Int64, String).self)
             return SyncUser(id: id, name: name)
         }
+        if let user { knownTokens.remember(hash, as: user) } else { knownTokens.forget(hash) }
+        return user
+    }
+
+    /// The user a bearer token belonged to when this process last looked it up (with
+    /// ``user(forToken:)``), without reading the database; `nil` when it does not know the token.
+    ///
+    /// A push of such a token checks it in the push's own transaction
+    /// (``push(_:clientID:for:checkingToken:)``): the look-up costs no query of its own.
+    ///
+    /// - Parameter token: The bearer token a request carries.
+    /// - Returns: The user, or `nil`.
+    public func rememberedUser(forToken token: String) -> SyncUser? {
+        knownTokens.user(for: AccessToken.hash(token))
     }
 
     /// Runs one statement outside a transaction and returns its rows.
@@ -102,5 +120,30 @@ extension PostgresSyncDatabase {
             }
         }
         throw SyncServerError.databaseUnavailable(location: location, reason: "the user of a JWT subject vanished")
+    }
+}
+
+/// The users of the token hashes this process looked up, so that a push need not look its token
+/// up before it is applied; the push checks it in its own transaction.
+final class KnownTokens: Sendable {
+    /// The most hashes kept; all are forgotten when there would be more.
+    static let capacity = 10_000
+
+    private let users = LockedValue([String: SyncUser]())
+
+    /// The user `hash` belonged to when last looked up.
+    func user(for hash: String) -> SyncUser? {
+        users.withLock { $0[hash] }
+    }
+
+    func remember(_ hash: String, as user: SyncUser) {
+        users.withLock { users in
+            if users.count >= Self.capacity, users[hash] == nil { users.removeAll(keepingCapacity: true) }
+            users[hash] = user
+        }
+    }
+
+    func forget(_ hash: String) {
+        _ = users.withLock { $0.removeValue(forKey: hash) }
     }
 }

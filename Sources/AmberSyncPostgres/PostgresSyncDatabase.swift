@@ -40,7 +40,9 @@ public final class PostgresSyncDatabase: SyncDatabase {
     /// `databaseID()`, once read.
     let identity = LockedValue<String?>(nil)
     /// Pushes waiting to be applied together.
-    let waitingPushes = WaitingPushes()
+    let waitingPushes: WaitingPushes
+    /// The users of the tokens this process looked up.
+    let knownTokens = KnownTokens()
     /// The pool of connections for queries, and its running; replaced after an outage.
     private let pool: LockedValue<Pool>
     private let address: PostgresAddress
@@ -93,6 +95,8 @@ public final class PostgresSyncDatabase: SyncDatabase {
         // at once with its reason (a pool would retry for a while), and the tables are ready before
         // the pool serves anything.
         try await Self.prepare(address, location: address.redacted, logger: logger)
+        // Half the pool at most: pulls and token look-ups need connections too.
+        waitingPushes = WaitingPushes(maximumBatches: min(Self.maximumPushBatches, max(1, maximumConnections / 2)))
         let pool = LockedValue(Pool(PostgresClient(configuration: configuration, backgroundLogger: logger)))
         self.pool = pool
         self.address = address
@@ -170,6 +174,9 @@ public final class PostgresSyncDatabase: SyncDatabase {
         }
     }
 
+    /// The most batches of pushes one process applies at once, each on its own connection.
+    static let maximumPushBatches = ProcessInfo.processInfo.environment["AMBER_PUSH_BATCHES"].flatMap { Int($0) } ?? 4
+
     /// How long ``close()`` waits for the connections to close.
     public static let closeTimeout = Duration.seconds(5)
 
@@ -185,22 +192,6 @@ public final class PostgresSyncDatabase: SyncDatabase {
         let logger = self.logger
         return try await withConnection { connection in
             try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
-        }
-    }
-
-    /// Runs `body` in one transaction and then, after the commit and on the same connection,
-    /// `afterCommit` with `body`'s second result; returns the first.
-    func transaction<Result: Sendable, Outcome: Sendable>(
-        afterCommit: @escaping @Sendable (PostgresConnection, Outcome) async -> Void,
-        _ body: @escaping @Sendable (PostgresConnection) async throws -> (Result, Outcome)
-    ) async throws -> Result {
-        let logger = self.logger
-        return try await withConnection { connection in
-            let (result, outcome) = try await connection.withTransaction(logger: logger) { connection in
-                try await body(connection)
-            }
-            await afterCommit(connection, outcome)
-            return result
         }
     }
 

@@ -54,6 +54,14 @@ public enum MutationFingerprint {
 public enum HistoryTag {
     /// A new tag: 64 random bits in lowercase hex.
     public static func random() -> String {
-        String(format: "%016llx", UInt64.random(in: .min ... .max))
+        // Hex digits by hand: `String(format:)` goes through `NSString` on Linux.
+        let digits = Array("0123456789abcdef".utf8)
+        var bits = UInt64.random(in: .min ... .max)
+        var hex = [UInt8](repeating: 0, count: 16)
+        for index in stride(from: 15, through: 0, by: -1) {
+            hex[index] = digits[Int(bits & 0xF)]
+            bits >>= 4
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 }

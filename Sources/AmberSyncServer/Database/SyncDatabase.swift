@@ -78,6 +78,33 @@ public protocol SyncDatabase: Sendable {
     /// - Throws: ``SyncServerError/invalidRequest(_:)`` for invalid mutations, changing nothing.
     func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult]
 
+    /// The user a bearer token belonged to when this process last looked it up, without reading
+    /// the database; `nil` when this process does not know the token.
+    ///
+    /// A push whose token this answers is sent to ``push(_:clientID:for:checkingToken:)``, which
+    /// checks the token again as part of the push, instead of looking it up on its own first.
+    ///
+    /// - Parameter token: The bearer token a request carries.
+    /// - Returns: The user the token belonged to, or `nil`.
+    func rememberedUser(forToken token: String) -> SyncUser?
+
+    /// Applies a client's mutations as ``push(_:clientID:for:)`` does, once it has checked that
+    /// `token` still belongs to `user`.
+    ///
+    /// A backend may check the token in the push's own transaction, saving a look-up of its own:
+    /// a token revoked before the push began is refused all the same.
+    ///
+    /// - Parameters:
+    ///   - mutations: Mutations with increasing ids, valid by ``PushValidation``.
+    ///   - clientID: The client that sends them.
+    ///   - user: The user ``rememberedUser(forToken:)`` gave for `token`.
+    ///   - token: The bearer token the request carries.
+    /// - Returns: One result per mutation, in the same order.
+    /// - Throws: ``SyncServerError/unauthorized`` when `token` no longer belongs to `user`, changing
+    ///   nothing; ``SyncServerError/invalidRequest(_:)`` for invalid mutations.
+    func push(_ mutations: [Mutation], clientID: String, for user: SyncUser, checkingToken token: String) async throws
+        -> [MutationResult]
+
     /// The user's changes after `cursor`, in version order, each record once in its latest state.
     ///
     /// - Parameters:
@@ -119,6 +146,30 @@ public protocol SyncDatabase: Sendable {
 }
 
 extension SyncDatabase {
+    /// No user: a backend that does not check tokens as part of a push looks each one up.
+    ///
+    /// - Parameter token: The bearer token a request carries.
+    /// - Returns: `nil`.
+    public func rememberedUser(forToken token: String) -> SyncUser? {
+        nil
+    }
+
+    /// Looks `token` up, then applies the push with ``push(_:clientID:for:)``.
+    ///
+    /// - Parameters:
+    ///   - mutations: Mutations with increasing ids, valid by ``PushValidation``.
+    ///   - clientID: The client that sends them.
+    ///   - user: The user `token` belonged to.
+    ///   - token: The bearer token the request carries.
+    /// - Returns: One result per mutation, in the same order.
+    /// - Throws: ``SyncServerError/unauthorized`` when `token` no longer belongs to `user`.
+    public func push(_ mutations: [Mutation], clientID: String, for user: SyncUser, checkingToken token: String)
+        async throws -> [MutationResult]
+    {
+        guard try await self.user(forToken: token)?.id == user.id else { throw SyncServerError.unauthorized }
+        return try await push(mutations, clientID: clientID, for: user)
+    }
+
     /// The user's changes after `cursor`, at most `limit` of them and at most the default
     /// request body size (`SyncLimits.defaultMaximumBody`) of record values.
     ///

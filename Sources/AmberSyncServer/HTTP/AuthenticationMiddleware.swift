@@ -6,11 +6,18 @@ import Hummingbird
 /// The token is looked up in the database on every request, so a token revoked by another
 /// process is refused from its next request on. With a ``JWTVerifier``, a JWT is verified instead
 /// and its subject's user found (or created) in the database.
+///
+/// In front of pushes (``checksTokenWithPush``), a token whose user the database remembers is
+/// not looked up here: the push checks it in its own transaction
+/// (``SyncDatabase/push(_:clientID:for:checkingToken:)``), and the route checks it before
+/// answering anything else.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = SyncRequestContext
     let database: any SyncDatabase
     let metrics: SyncServerMetrics
     var jwtVerifier: JWTVerifier?
+    /// Whether a token the database remembers is left for the push to check.
+    var checksTokenWithPush = false
 
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
@@ -25,6 +32,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
                 try await database.user(forSubject: verified.subject, issuer: verified.issuer)
             }
             context.tokenExpiry = verified.expiry
+            return try await next(request, context)
+        }
+        if checksTokenWithPush, let user = database.rememberedUser(forToken: token) {
+            context.user = user
+            context.uncheckedToken = token
             return try await next(request, context)
         }
         guard let user = try await metrics.database(.authenticate, { try await database.user(forToken: token) })

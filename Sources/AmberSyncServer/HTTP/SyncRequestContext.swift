@@ -9,6 +9,8 @@ struct SyncRequestContext: RequestContext {
     var user: SyncUser?
     /// When the request's JWT expires; `nil` for an operator token or a JWT without `exp`.
     var tokenExpiry: Date?
+    /// The bearer token, when authentication left it for the push to check.
+    var uncheckedToken: String?
     /// How long the request was held waiting for a change, which its latency leaves out.
     let heldTime = HeldTime()
 
@@ -23,6 +25,9 @@ struct AuthenticatedRequestContext: ChildRequestContext {
     let user: SyncUser
     /// When the request's JWT expires: a pull waits no longer.
     let tokenExpiry: Date?
+    /// The bearer token, when authentication left it for the push to check: ``user`` is the user
+    /// it belonged to when last looked up.
+    let uncheckedToken: String?
     /// The request's ``SyncRequestContext/heldTime``, shared with the middleware that reads it.
     let heldTime: HeldTime
 
@@ -31,6 +36,7 @@ struct AuthenticatedRequestContext: ChildRequestContext {
         self.coreContext = context.coreContext
         self.user = user
         self.tokenExpiry = context.tokenExpiry
+        self.uncheckedToken = context.uncheckedToken
         self.heldTime = context.heldTime
     }
 }

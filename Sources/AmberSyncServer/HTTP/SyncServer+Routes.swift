@@ -33,12 +33,19 @@ extension SyncServer {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer()))
             )
         }
+        // Pushes check a token the database remembers in their own transaction.
+        router.group("/v1")
+            .add(
+                middleware: AuthenticationMiddleware(
+                    database: database, metrics: metrics, jwtVerifier: jwtVerifier, checksTokenWithPush: true)
+            )
+            .group(context: AuthenticatedRequestContext.self)
+            .post("push") { request, context in
+                try await push(request, user: context.user, uncheckedToken: context.uncheckedToken)
+            }
         let authenticated = router.group("/v1")
             .add(middleware: AuthenticationMiddleware(database: database, metrics: metrics, jwtVerifier: jwtVerifier))
             .group(context: AuthenticatedRequestContext.self)
-        authenticated.post("push") { request, context in
-            try await push(request, user: context.user)
-        }
         authenticated.get("pull") { request, context in
             try await pull(request, user: context.user, heldTime: context.heldTime, tokenExpiry: context.tokenExpiry)
         }
@@ -52,7 +59,25 @@ extension SyncServer {
         makeRouter().routes.map { "\($0.method) \($0.path)" }
     }
 
-    private func push(_ request: Request, user: SyncUser) async throws -> Response {
+    /// Answers a push. With an `uncheckedToken`, the database checks it as part of the push, and
+    /// any other answer waits for it to be checked: a revoked token is refused before anything else.
+    private func push(_ request: Request, user: SyncUser, uncheckedToken: String?) async throws -> Response {
+        guard let uncheckedToken else { return try await push(request, user: user, checkingToken: nil) }
+        do {
+            return try await push(request, user: user, checkingToken: uncheckedToken)
+        } catch SyncServerError.unauthorized {
+            throw SyncServerError.unauthorized
+        } catch {
+            let (database, metrics) = (database, metrics)
+            let current = try await metrics.database(.authenticate) {
+                try await database.user(forToken: uncheckedToken)
+            }
+            guard current?.id == user.id else { throw SyncServerError.unauthorized }
+            throw error
+        }
+    }
+
+    private func push(_ request: Request, user: SyncUser, checkingToken token: String?) async throws -> Response {
         let body = try await request.collectBody(limit: maximumBodySize)
         let push = try await Self.decode(PushRequest.self, from: body)
         if let cursor = push.cursor, cursor < 0 {
@@ -63,7 +88,11 @@ extension SyncServer {
                 "cursorTag must be 1 to 64 printable ASCII characters, as a pull answered it.")
         }
         let results = try await metrics.database(.push) {
-            try await database.push(push.mutations, clientID: push.clientID, for: user)
+            if let token {
+                try await database.push(push.mutations, clientID: push.clientID, for: user, checkingToken: token)
+            } else {
+                try await database.push(push.mutations, clientID: push.clientID, for: user)
+            }
         }
         if results.contains(where: { $0.status == .applied }) {
             database.changeNotifier.notify(userID: user.id)

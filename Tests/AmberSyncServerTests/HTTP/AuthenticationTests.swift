@@ -1,8 +1,10 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 
 @Suite struct AuthenticationTests {
@@ -68,6 +70,54 @@ import Testing
             #expect(try await harness.send(.get, "/v1/pull", token: laptop).status == .unauthorized)
             #expect(try await harness.send(.get, "/v1/pull", token: phone).status == .ok)
             #expect(try await harness.database.revokeToken(laptop) == false)
+        }
+    }
+
+    /// A server that remembers a token's user leaves the check to the push; a token revoked
+    /// through another server process must still be refused, before any other answer.
+    @Test(arguments: Backend.allCases)
+    func aPushWithATokenRevokedThroughAnotherProcessIsRefusedBeforeAnythingElse(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            try await test.withSecondProcess { other in
+                var logger = Logger(label: "amber-sync-tests")
+                logger.logLevel = .critical
+                let server = SyncServer(database: test.database, logger: logger)
+                try await server.makeApplication().test(.router) { client in
+                    let harness = Harness(client: client, database: test.database)
+                    let token = try await harness.addUser("ann")
+                    let note = { (id: Int64) in
+                        Mutation(mutationID: id, collection: "notes", id: "n\(id)", baseVersion: nil, value: [:])
+                    }
+                    // The first push looks the token up; the second leaves it to the push.
+                    #expect(
+                        try await harness.push([note(1)], clientID: "phone", token: token).map(\.status) == [.applied])
+                    #expect(
+                        try await harness.push([note(2)], clientID: "phone", token: token).map(\.status) == [.applied])
+
+                    #expect(try await other.revokeToken(token))
+                    let refused = try await harness.send(
+                        .post, "/v1/push", token: token,
+                        body: Array(try JSONEncoder().encode(PushRequest(clientID: "phone", mutations: [note(3)]))))
+                    #expect(refused.status == .unauthorized)
+
+                    // A body the server cannot take, with a token revoked elsewhere: refused for the token.
+                    let laptop = try await harness.database.addToken(forUserNamed: "ann")
+                    let laptopNote = Mutation(
+                        mutationID: 1, collection: "notes", id: "l1", baseVersion: nil, value: [:])
+                    #expect(
+                        try await harness.push([laptopNote], clientID: "laptop", token: laptop).map(\.status) == [
+                            .applied
+                        ])
+                    #expect(try await other.revokeToken(laptop))
+                    for body in [#"{"clientID":"laptop","mutations":[{"#, #"{"clientID":"","mutations":[]}"#] {
+                        let response = try await harness.send(.post, "/v1/push", token: laptop, body: Array(body.utf8))
+                        #expect(response.status == .unauthorized, "\(body)")
+                    }
+
+                    let phone = try await harness.database.addToken(forUserNamed: "ann")
+                    #expect(try await harness.pullAll(token: phone).map(\.id) == ["n1", "n2", "l1"])
+                }
+            }
         }
     }
 }

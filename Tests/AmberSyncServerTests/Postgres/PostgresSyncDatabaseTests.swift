@@ -239,6 +239,93 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
+    /// The statement that locks a user's row also reads the user's records, as they were when it
+    /// began: a push that waited for another transaction's lock must read again what that
+    /// transaction committed, or it would create over a record it did not see.
+    @Test func aPushThatWaitedForAnotherTransactionSeesWhatItCommitted() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, maximumConnections: 4, logger: logger)
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        let components = try #require(URLComponents(string: url))
+        let holder = try await PostgresConnection.connect(
+            configuration: .init(
+                host: "127.0.0.1", port: components.port ?? 5432, username: components.user ?? "amber",
+                password: nil, database: String(components.path.dropFirst()), tls: .disable
+            ),
+            id: 1, logger: logger
+        )
+        try await holder.query("BEGIN", logger: logger)
+        try await holder.query("SELECT version FROM amber_sync_users WHERE id = \(ann.id) FOR UPDATE", logger: logger)
+
+        let annPush = Task {
+            try await database.push(
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: ["by": .string("push")])
+                ],
+                clientID: "c", for: ann)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        // What another server process's push of the same record commits meanwhile.
+        try await holder.query(
+            """
+            INSERT INTO amber_sync_records
+                (user_id, collection, id, version, created_version, value, field_versions, changed_at)
+            VALUES (\(ann.id), 'notes', 'a', 1, 1, '{"by":"other"}', '{"by":1}', now())
+            """, logger: logger)
+        try await holder.query(
+            "INSERT INTO amber_sync_history (user_id, version, tag) VALUES (\(ann.id), 1, 'other')", logger: logger)
+        try await holder.query("UPDATE amber_sync_users SET version = 1 WHERE id = \(ann.id)", logger: logger)
+        try await holder.query("COMMIT", logger: logger)
+
+        let results = try await annPush.value
+        #expect(results.map(\.status) == [.conflict])
+        #expect(results.map(\.version) == [1])
+        let changes = try await database.pull(for: ann, after: 0, limit: 10).changes
+        #expect(changes.map(\.version) == [1])
+        #expect(changes.first?.value == ["by": .string("other")])
+        try await holder.close()
+        await database.close()
+    }
+
+    /// A token this process looked up is remembered, so its pushes check it in their own
+    /// transaction; one revoked through another process is refused there, and forgotten.
+    @Test func aRememberedTokenIsCheckedByThePushAndForgottenOnceRevoked() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, maximumConnections: 4, logger: logger)
+        let other = try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger)
+        let token = try await database.addUser(named: "ann")
+        #expect(database.rememberedUser(forToken: token) == nil)
+        let ann = try #require(try await database.user(forToken: token))
+        #expect(database.rememberedUser(forToken: token) == ann)
+        #expect(database.rememberedUser(forToken: token + "x") == nil)
+
+        let note = { (id: Int64) in
+            Mutation(mutationID: id, collection: "notes", id: "n\(id)", baseVersion: nil, value: [:])
+        }
+        #expect(
+            try await database.push([note(1)], clientID: "c", for: ann, checkingToken: token).map(\.status) == [
+                .applied
+            ])
+        #expect(try await other.revokeToken(token))
+        #expect(database.rememberedUser(forToken: token) == ann, "revoked elsewhere: this process cannot know")
+        await #expect(throws: SyncServerError.unauthorized) {
+            try await database.push([note(2)], clientID: "c", for: ann, checkingToken: token)
+        }
+        #expect(database.rememberedUser(forToken: token) == nil)
+        #expect(try await database.pull(for: ann, after: 0, limit: 10).changes.map(\.id) == ["n1"])
+
+        // Revoked here: forgotten at once.
+        let second = try await database.addToken(forUserNamed: "ann")
+        #expect(try await database.user(forToken: second) == ann)
+        #expect(try await database.revokeToken(second))
+        #expect(database.rememberedUser(forToken: second) == nil)
+        await other.close()
+        await database.close()
+    }
+
     @Test func pushesThatWaitTogetherCommitTogetherAndEachGetsItsOwnAnswer() async throws {
         let (url, drop) = try PostgresTestServer.makeDatabase()
         defer { drop() }
@@ -267,11 +354,16 @@ struct PostgresSyncDatabaseTests {
             }
             try await group.waitForAll()
         }
-        // Each user's versions are 1...30, one per push, whatever batch each push was in.
+        // Each user's versions are 1...30, one per push, whatever batch each push was in, and each
+        // client's pushes got increasing versions, in the order it sent them.
         for user in users {
             let changes = try await database.pull(for: user, after: 0, limit: 100).changes
             #expect(changes.map(\.version) == Array(1...30))
             #expect(Set(changes.map(\.id)).count == 30)
+            for client in ["phone", "tablet", "laptop"] {
+                let ids = changes.map(\.id).filter { $0.hasPrefix("\(client)-") }
+                #expect(ids == (1...10).map { "\(client)-\($0)" }, "\(user.name) \(client)")
+            }
         }
         let applied = database.pushTransactions
         #expect(applied.pushes == 120)
