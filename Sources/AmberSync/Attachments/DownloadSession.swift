@@ -85,10 +85,9 @@ final class DownloadSession: Sendable {
 
 /// The delegate of a ``DownloadSession``: writes each task's bytes to its file.
 private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: `transfers` is touched only with `lock` held; a transfer's own state only on
-    // the session's delegate queue, which runs one callback at a time.
-    private let lock = NSLock()
-    private var transfers: [Int: Transfer] = [:]
+    // @unchecked: a transfer's own state is touched only on the session's delegate queue, which
+    // runs one callback at a time.
+    private let transfers = LockedValue<[Int: Transfer]>([:])
 
     final class Transfer {
         let partial: URL
@@ -138,15 +137,11 @@ private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func register(_ id: Int, _ transfer: Transfer) {
-        lock.lock()
-        transfers[id] = transfer
-        lock.unlock()
+        transfers.withLock { $0[id] = transfer }
     }
 
     private func transfer(_ id: Int, remove: Bool = false) -> Transfer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return remove ? transfers.removeValue(forKey: id) : transfers[id]
+        transfers.withLock { remove ? $0.removeValue(forKey: id) : $0[id] }
     }
 
     func urlSession(
