@@ -296,8 +296,10 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     /// Bytes written to the file.
     private var position: Int64
     /// Bytes received and not yet written, copied out of the request's buffers (which may hold
-    /// far more memory than their bytes).
-    private var pending = ByteBuffer()
+    /// far more memory than their bytes) into one buffer, allocated once for the upload.
+    private let pending = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: AttachmentFolder.writeSize, alignment: 16)
+    private var pendingBytes = 0
     private var closed = false
 
     init(descriptor: Int32, staging: String, destination: String, folder: String, offset: Int64, identity: String?) {
@@ -331,38 +333,38 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func write(_ bytes: ByteBuffer) async throws {
-        var bytes = bytes
-        while bytes.readableBytes > 0 {
-            if pending.capacity == 0 { pending.reserveCapacity(AttachmentFolder.writeSize) }
-            var part = bytes.readSlice(
-                length: min(AttachmentFolder.writeSize - pending.readableBytes, bytes.readableBytes))!
-            pending.writeBuffer(&part)
-            if pending.readableBytes == AttachmentFolder.writeSize { try await writePending() }
+        var offset = 0
+        while offset < bytes.readableBytes {
+            let count = min(AttachmentFolder.writeSize - pendingBytes, bytes.readableBytes - offset)
+            bytes.withUnsafeReadableBytes { source in
+                UnsafeMutableRawBufferPointer(rebasing: pending[pendingBytes..<(pendingBytes + count)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + count)]))
+            }
+            pendingBytes += count
+            offset += count
+            if pendingBytes == AttachmentFolder.writeSize { try await writePending() }
         }
     }
 
     /// Writes the bytes received so far after those in the file, and starts flushing them.
     private func writePending() async throws {
-        guard pending.readableBytes > 0 else { return }
-        let (descriptor, staging, position, bytes) = (descriptor, staging, position, pending)
-        let written = try await AttachmentFolder.blocking {
-            try bytes.withUnsafeReadableBytes { pointer in
-                var written = 0
-                while written < pointer.count {
-                    let count = pwrite(
-                        descriptor, pointer.baseAddress! + written, pointer.count - written,
-                        off_t(position + Int64(written)))
-                    guard count > 0 else { throw AttachmentFolder.error("cannot write \(staging)") }
-                    written += count
-                }
+        guard pendingBytes > 0 else { return }
+        // The buffer is not touched by this request while the write runs.
+        let (descriptor, staging, position, count) = (descriptor, staging, position, pendingBytes)
+        let address = UInt(bitPattern: pending.baseAddress)
+        try await AttachmentFolder.blocking {
+            let base = UnsafeRawPointer(bitPattern: address)!
+            var written = 0
+            while written < count {
+                let wrote = pwrite(descriptor, base + written, count - written, off_t(position + Int64(written)))
+                guard wrote > 0 else { throw AttachmentFolder.error("cannot write \(staging)") }
+                written += wrote
             }
             // Starts writing the pages to disk without waiting for them.
-            _ = amber_start_flushing(descriptor, position, Int64(bytes.readableBytes))
-            return Int64(bytes.readableBytes)
+            _ = amber_start_flushing(descriptor, position, Int64(count))
         }
-        // The buffer is used again for the next bytes.
-        pending.clear()
-        self.position += written
+        pendingBytes = 0
+        self.position += Int64(count)
     }
 
     func finish() async throws -> Bool {
@@ -394,7 +396,7 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     func suspend() async -> Int64 {
         // The bytes received are kept, as far as they can be written.
         try? await writePending()
-        pending = ByteBuffer()
+        pendingBytes = 0
         if !closed {
             closed = true
             close(descriptor)
@@ -403,7 +405,7 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     }
 
     func cancel() async {
-        pending = ByteBuffer()
+        pendingBytes = 0
         guard !closed else { return }
         closed = true
         let (descriptor, staging) = (descriptor, staging)
@@ -417,5 +419,6 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     deinit {
         // Bytes written stay for a later request to resume.
         if !closed { close(descriptor) }
+        pending.deallocate()
     }
 }
