@@ -381,13 +381,13 @@ extension PostgresSyncDatabase {
             userIDs: userIDs, tokenHashes: tokenHashes, answerUsers: answerUsers, answerClients: answerClients,
             answerIDs: answerIDs, clientUsers: clientUsers, clients: clients, recordUsers: recordUsers,
             collections: collections, ids: ids)
-        let rows =
-            switch lock {
-            case .skipLocked: try await connection.execute(LockAndRead.SkippingLocked(arguments), logger: logger)
-            case .wait: try await connection.execute(LockAndRead.Waiting(arguments), logger: logger)
-            }
+        // Planned for each batch, not prepared: a plan made once, while the tables were small,
+        // scanned the whole records table on every batch once they had grown.
+        let sql = LockAndRead.sql(locking: lock == .wait ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED")
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: sql, binds: arguments.bindings()), logger: logger)
         var read = BatchRead()
-        for try await row in rows {
+        for try await row in rows.decode(LockAndRead.Row.self) {
             switch row {
             case ("u", let userID, _, let version?, _, _, let seen, _, _):
                 read.versions[userID] = version
@@ -417,8 +417,7 @@ extension PostgresSyncDatabase {
         return read
     }
 
-    /// The arguments of the statement that locks and reads a batch, prepared once per connection
-    /// in each of its two locking modes (parsed and planned once, not for every batch).
+    /// The arguments of the statement that locks and reads a batch.
     struct LockAndRead: Sendable {
         var userIDs: [Int64]
         var tokenHashes: [String]
@@ -477,45 +476,6 @@ extension PostgresSyncDatabase {
             bindings.append(collections)
             bindings.append(ids)
             return bindings
-        }
-
-        /// The statement that skips rows other transactions hold.
-        struct SkippingLocked: PostgresPreparedStatement {
-            // Names are cut at 63 bytes by the server: short ones of our own.
-            static let name = "amber_sync_lock_and_read_skipping"
-            static let sql = LockAndRead.sql(locking: "FOR UPDATE SKIP LOCKED")
-            let arguments: LockAndRead
-
-            init(_ arguments: LockAndRead) {
-                self.arguments = arguments
-            }
-
-            func makeBindings() -> PostgresBindings {
-                arguments.bindings()
-            }
-
-            func decodeRow(_ row: PostgresRow) throws -> LockAndRead.Row {
-                try row.decode(LockAndRead.Row.self)
-            }
-        }
-
-        /// The statement that waits for rows other transactions hold.
-        struct Waiting: PostgresPreparedStatement {
-            static let name = "amber_sync_lock_and_read_waiting"
-            static let sql = LockAndRead.sql(locking: "FOR UPDATE")
-            let arguments: LockAndRead
-
-            init(_ arguments: LockAndRead) {
-                self.arguments = arguments
-            }
-
-            func makeBindings() -> PostgresBindings {
-                arguments.bindings()
-            }
-
-            func decodeRow(_ row: PostgresRow) throws -> LockAndRead.Row {
-                try row.decode(LockAndRead.Row.self)
-            }
         }
     }
 

@@ -175,7 +175,7 @@ public final class PostgresSyncDatabase: SyncDatabase {
     }
 
     /// The most batches of pushes one process applies at once, each on its own connection.
-    static let maximumPushBatches = ProcessInfo.processInfo.environment["AMBER_PUSH_BATCHES"].flatMap { Int($0) } ?? 4
+    static let maximumPushBatches = 4
 
     /// How long ``close()`` waits for the connections to close.
     public static let closeTimeout = Duration.seconds(5)
