@@ -192,14 +192,9 @@ struct PostgresSyncDatabaseTests {
         await serving.close()
     }
 
-    /// A push holds only its own user's counter row: while another transaction holds ann's, bob's
-    /// pushes go through and ann's waits, then completes with the next version.
-    @Test func aUsersPushWaitsOnlyForPushesOfTheSameUser() async throws {
-        let (url, drop) = try PostgresTestServer.makeDatabase()
-        defer { drop() }
-        let database = try await PostgresSyncDatabase(url: url, maximumConnections: 4, logger: logger)
-        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
-        let bob = try #require(try await database.user(forToken: database.addUser(named: "bob")))
+    /// A connection of its own, in a transaction holding `user`'s counter row (`FOR UPDATE`), as
+    /// another process's push would; `COMMIT` on it lets the user's pushes go on.
+    func lockingUserRow(of user: SyncUser, at url: String) async throws -> PostgresConnection {
         let components = try #require(URLComponents(string: url))
         let holder = try await PostgresConnection.connect(
             configuration: .init(
@@ -209,7 +204,19 @@ struct PostgresSyncDatabaseTests {
             id: 1, logger: logger
         )
         try await holder.query("BEGIN", logger: logger)
-        try await holder.query("SELECT version FROM amber_sync_users WHERE id = \(ann.id) FOR UPDATE", logger: logger)
+        try await holder.query("SELECT version FROM amber_sync_users WHERE id = \(user.id) FOR UPDATE", logger: logger)
+        return holder
+    }
+
+    /// A push holds only its own user's counter row: while another transaction holds ann's, bob's
+    /// pushes go through and ann's waits, then completes with the next version.
+    @Test func aUsersPushWaitsOnlyForPushesOfTheSameUser() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, maximumConnections: 4, logger: logger)
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        let bob = try #require(try await database.user(forToken: database.addUser(named: "bob")))
+        let holder = try await lockingUserRow(of: ann, at: url)
 
         let annPush = Task {
             try await database.push(
@@ -247,16 +254,7 @@ struct PostgresSyncDatabaseTests {
         defer { drop() }
         let database = try await PostgresSyncDatabase(url: url, maximumConnections: 4, logger: logger)
         let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
-        let components = try #require(URLComponents(string: url))
-        let holder = try await PostgresConnection.connect(
-            configuration: .init(
-                host: "127.0.0.1", port: components.port ?? 5432, username: components.user ?? "amber",
-                password: nil, database: String(components.path.dropFirst()), tls: .disable
-            ),
-            id: 1, logger: logger
-        )
-        try await holder.query("BEGIN", logger: logger)
-        try await holder.query("SELECT version FROM amber_sync_users WHERE id = \(ann.id) FOR UPDATE", logger: logger)
+        let holder = try await lockingUserRow(of: ann, at: url)
 
         let annPush = Task {
             try await database.push(
