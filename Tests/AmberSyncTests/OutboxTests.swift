@@ -57,18 +57,14 @@ import Testing
         #expect(try outbox.nextBatch(for: collections).mutations.map(\.mutationID) == [3, 4])
     }
 
-    @Test func aBatchPlansNoMoreRecordsThanFillItsBytesAndALargerRecordGoesAlone() throws {
-        let large = note(String(repeating: "x", count: 300))
-        try notes.add(contentsOf: [note("a"), note("b"), note("c"), large])
-        let bound = Outbox(storage: storage, clientID: "phone", batchSize: 10, batchBytes: 250)
-        var sent: [[String]] = []
+    /// Plans batches with `outbox` until nothing is pending, marking each one answered and pushed;
+    /// returns the ids and the record bytes of each batch.
+    func sendAll(_ outbox: Outbox) throws -> [(ids: [String], sizes: [Int])] {
+        var sent: [(ids: [String], sizes: [Int])] = []
         while true {
-            let batch = try bound.nextBatch(for: collections)
-            guard !batch.isEmpty else { break }
-            sent.append(batch.mutations.map(\.id))
-            let size = batch.mutations.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
-            let lastSize = batch.mutations.last?.record?.text.utf8.count ?? 0
-            #expect(size - lastSize < 250, "the last record planned went in while there was room")
+            let batch = try outbox.nextBatch(for: collections)
+            guard !batch.isEmpty else { return sent }
+            sent.append((batch.mutations.map(\.id), batch.mutations.map { $0.record?.text.utf8.count ?? 0 }))
             try storage.database.write { db in
                 for mutation in batch.mutations {
                     try Outbox.markAnswered(mutation.mutationID, in: db)
@@ -76,10 +72,27 @@ import Testing
                 }
             }
         }
-        #expect(sent.count > 1, "three records of about 70 bytes and one of about 370 do not fit 250 bytes")
-        #expect(Set(sent.joined()).count == 4 && sent.joined().count == 4, "every record sent, once")
+    }
 
-        try notes.add(contentsOf: [note("d"), note("e"), note("f")])
+    @Test func aBatchPlansNoMoreRecordsThanFillItsBytesAndALargerRecordGoesAlone() throws {
+        // The records are planned in the order of their random ids: every check holds in any order.
+        let large = note(String(repeating: "x", count: 300))
+        try notes.add(contentsOf: [note("a"), note("b"), note("c"), large])
+        let sent = try sendAll(Outbox(storage: storage, clientID: "phone", batchSize: 10, batchBytes: 100))
+        #expect(
+            sent.allSatisfy { $0.sizes.dropLast().reduce(0, +) < 100 }, "the last record went in while there was room")
+        #expect(sent.dropLast().allSatisfy { $0.sizes.reduce(0, +) >= 100 }, "a batch stops only when full")
+        #expect(sent.count >= 2, "four records of 70 bytes or more do not fit 100 bytes")
+        #expect(Set(sent.flatMap(\.ids)).count == 4 && sent.flatMap(\.ids).count == 4, "every record sent, once")
+
+        // A bound smaller than any record: one record a batch, the large one too.
+        try notes.add(contentsOf: [note("d"), note("e"), large.with(text: large.text + "y")])
+        let tight = try sendAll(Outbox(storage: storage, clientID: "phone", batchSize: 10, batchBytes: 10))
+        #expect(tight.map(\.ids.count) == [1, 1, 1])
+        #expect(
+            tight.contains { $0.ids == [large.id.uuidString] && $0.sizes[0] > 300 }, "the larger record went, alone")
+
+        try notes.add(contentsOf: [note("f"), note("g"), note("h")])
         let roomy = Outbox(storage: storage, clientID: "phone", batchSize: 10, batchBytes: 1_000_000)
         #expect(try roomy.nextBatch(for: collections).mutations.count == 3, "room for all: one batch")
     }
