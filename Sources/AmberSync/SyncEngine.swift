@@ -223,23 +223,26 @@ actor SyncEngine {
 
     /// Pulls pages from `start` until caught up, applying them; collects the ids listed in `seen`.
     ///
-    /// The next page is on its way while a page is applied: the server reads and sends it while
-    /// this client writes. Pages are applied together, ``recordsPerTransaction`` records or a
-    /// sixth of the records a pull from 0 lists, whichever is more, in one SQLite transaction
-    /// with the cursor after them: a transaction rewrites every B-tree page its records land
-    /// on, and records with random ids land on a new page each, so fewer, larger transactions
-    /// write each page fewer times. Progress is reported per page received.
+    /// Pages are fetched ahead while pages are applied, by a task of their own (``PageFetcher``):
+    /// the server reads and sends them, and this client parses them, while this client writes.
+    /// It runs at most the pages of one transaction ahead. Pages are applied together,
+    /// ``recordsPerTransaction`` records or a sixth of the records a pull from 0 lists, whichever
+    /// is more, in one SQLite transaction with the cursor after them: a transaction rewrites every
+    /// B-tree page its records land on, and records with random ids land on a new page each, so
+    /// fewer, larger transactions write each page fewer times. Progress is reported per page
+    /// received.
     private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?)
         async throws(SyncError)
     {
         var cursor = start
-        var tag = start == 0 ? nil : try database { try SyncSchema.cursorTag($0) }
-        var next = fetch(cursor: cursor, tag: tag)
-        defer { next.cancel() }
+        let startTag = start == 0 ? nil : try database { try SyncSchema.cursorTag($0) }
+        var tag = startTag
+        var fetcher = PageFetcher(api: api, cursor: start, tag: startTag)
+        defer { fetcher.stop() }
         var done = SyncProgress(phase: .pulling, completed: 0, total: nil, bytes: 0)
         var held = HeldPages()
         while true {
-            let answer = try await next.value.get()
+            let answer = try await fetcher.next()
             try check(databaseID: answer.databaseID)
             let page = answer.body
             if let total = page.total { done.total = Int(clamping: total) }
@@ -250,11 +253,10 @@ actor SyncEngine {
                         "the pull answered a change at version \(change.version), not after \(cursor)")
                 }
             }
-            let more = page.hasMore && !page.changes.isEmpty
+            let more = PageFetcher.hasMore(after: page)
             if page.cursor > cursor {
                 (cursor, tag) = (page.cursor, page.cursorTag)
             }
-            if more { next = fetch(cursor: cursor, tag: tag) }
             for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
             held.add(page.changes)
             try attachments?.noteWanted(in: page.changes)
@@ -266,6 +268,7 @@ actor SyncEngine {
             // A large first sync applies a sixth of the account at a time: the rewrites of
             // B-tree pages then stay a few per page however large the account.
             let transactionSize = max(recordsPerTransaction, (done.total ?? 0) / 6)
+            fetcher.allowAhead(pages: transactionSize / SyncLimits.defaultPullLimit)
             guard held.count >= transactionSize || !more else { continue }
             let known = collections.withLock { $0 }
             // A collection no store was added for is skipped: adding its store later pulls from 0.
@@ -298,21 +301,6 @@ actor SyncEngine {
     /// Sets ``recordsPerTransaction``.
     func apply(recordsPerTransaction count: Int) {
         recordsPerTransaction = count
-    }
-
-    /// Starts pulling the page after `cursor`.
-    private func fetch(cursor: Int64, tag: String?) -> Task<
-        Result<SyncAPI.Answer<PullResponse>, SyncError>, Never
-    > {
-        let api = api
-        // Detached: a task that inherited this actor could not start while the actor applies a page.
-        return Task.detached {
-            do throws(SyncError) {
-                return .success(try await api.pull(cursor: cursor, tag: tag))
-            } catch {
-                return .failure(error)
-            }
-        }
     }
 
     // MARK: Support
