@@ -24,6 +24,9 @@ extension PostgresSyncDatabase {
         -> PullResponse
     {
         let limit = min(max(limit, 1), SyncLimits.maximumPullLimit)
+        // The page's rows are chosen before the running sum is taken over them: a plan that does
+        // not read the index in order (statistics not yet analyzed, see `RecordStatistics`) then
+        // keeps the first rows in a bounded sort, instead of sorting every row after the cursor.
         let rows = try await collect(
             """
             SELECT u.pruned_version, r.collection, r.id, r.version, CASE WHEN r.fits THEN r.value END, r.fits
@@ -32,10 +35,12 @@ extension PostgresSyncDatabase {
                 SELECT collection, id, version, value,
                     row_number() OVER w = 1
                         OR sum(coalesce(octet_length(value), 0)) OVER w <= \(Int64(maximumBytes)) AS fits
-                FROM amber_sync_records
-                WHERE user_id = u.id AND version > \(cursor)
+                FROM (
+                    SELECT collection, id, version, value FROM amber_sync_records
+                    WHERE user_id = u.id AND version > \(cursor)
+                    ORDER BY version LIMIT \(limit + 1)
+                ) page
                 WINDOW w AS (ORDER BY version ROWS UNBOUNDED PRECEDING)
-                ORDER BY version LIMIT \(limit + 1)
             ) r ON true
             WHERE u.id = \(user.id)
             ORDER BY r.version

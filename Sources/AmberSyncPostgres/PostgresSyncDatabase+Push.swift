@@ -119,6 +119,13 @@ extension PostgresSyncDatabase {
             if !changedUsers.isEmpty {
                 Task { await notifications.announce(userIDs: changedUsers) }
             }
+            let written = zip(batch, outcomes).reduce(0) { sum, pair in
+                guard case .success(let results)? = pair.1 else { return sum }
+                return sum + results.count { $0.status == .applied }
+            }
+            if recordStatistics.wrote(written) {
+                Task { await self.analyzeRecords() }
+            }
             return outcomes
         } catch {
             return batch.map { _ in .failure(error) }
@@ -633,6 +640,21 @@ final class WaitingPushes: Sendable {
             for push in batch { state.busyUsers.insert(push.userID) }
             state.waiting = left
             return batch
+        }
+    }
+}
+
+extension PostgresSyncDatabase {
+    /// Brings the planner's statistics of the records table up to date (see ``RecordStatistics``).
+    func analyzeRecords() async {
+        do {
+            _ = try await collect("ANALYZE amber_sync_records")
+            let rows = try await collect(
+                "SELECT reltuples::int8 FROM pg_class WHERE oid = 'amber_sync_records'::regclass")
+            recordStatistics.analyzed(rows: Int(try rows.first?.decode(Int64.self) ?? 0))
+        } catch {
+            logger.warning("cannot analyze the records table: \(error)")
+            recordStatistics.analyzed(rows: nil)
         }
     }
 }

@@ -43,6 +43,8 @@ public final class PostgresSyncDatabase: SyncDatabase {
     let waitingPushes: WaitingPushes
     /// The users of the tokens this process looked up.
     let knownTokens = KnownTokens()
+    /// When to analyze the records table, which this process's pushes make grow.
+    package let recordStatistics = RecordStatistics()
     /// The pool of connections for queries, and its running; replaced after an outage.
     private let pool: LockedValue<Pool>
     private let address: PostgresAddress

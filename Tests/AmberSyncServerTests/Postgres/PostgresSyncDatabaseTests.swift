@@ -324,6 +324,61 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
+    @Test func theRecordsTableIsAnalyzedAfterATenthOfItOrTheMinimumIsWritten() {
+        let statistics = RecordStatistics()
+        statistics.minimumWrites = 100
+        #expect(!statistics.wrote(99))
+        #expect(statistics.wrote(1), "100 written")
+        #expect(!statistics.wrote(200), "one analysis at a time")
+        statistics.analyzed(rows: 5_000)
+        #expect(!statistics.wrote(299), "the 200 written during the analysis count: 499 of a tenth of 5,000")
+        #expect(statistics.wrote(1))
+        statistics.analyzed(rows: nil)
+        #expect(!statistics.wrote(499), "a failed analysis keeps the table's last size")
+        #expect(statistics.wrote(1))
+    }
+
+    /// A process that pushed many records analyzes the records table itself, so that the next
+    /// pulls read their pages through the index rather than after autovacuum's next round.
+    @Test func aProcessThatPushedManyRecordsAnalyzesTheirTable() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        database.recordStatistics.minimumWrites = 500
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        func push(_ ids: ClosedRange<Int>) async throws {
+            let mutations = ids.map {
+                Mutation(
+                    mutationID: Int64($0), collection: "notes", id: "n\($0)", baseVersion: nil,
+                    value: ["n": .integer(Int64($0))])
+            }
+            #expect(
+                try await database.push(mutations, clientID: "phone", for: ann).allSatisfy { $0.status == .applied })
+        }
+        // Analyses this process ran (autovacuum's are counted apart), and the rows they found.
+        func analyses() throws -> (count: Int, rows: Double) {
+            let line = try PostgresTestServer.psql(
+                url,
+                """
+                SELECT s.analyze_count || ' ' || c.reltuples FROM pg_stat_user_tables s
+                JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'amber_sync_records'
+                """
+            ).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+            return (Int(line.first ?? "") ?? -1, Double(line.last ?? "") ?? -1)
+        }
+        try await push(1...300)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try analyses().count == 0, "300 records are below the minimum")
+        try await push(301...600)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while try analyses().count == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let (count, rows) = try analyses()
+        #expect(count == 1 && rows == 600, "\(count) analyses, \(rows) rows")
+        await database.close()
+    }
+
     @Test func pushesThatWaitTogetherCommitTogetherAndEachGetsItsOwnAnswer() async throws {
         let (url, drop) = try PostgresTestServer.makeDatabase()
         defer { drop() }
