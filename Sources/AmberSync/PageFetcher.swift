@@ -9,39 +9,30 @@ import AmberSyncProtocol
 /// request in flight.
 struct PageFetcher {
     typealias Answer = SyncAPI.Answer<PullResponse>
-    /// A page, with its records decoded ahead (in the order of its changes).
-    typealias Page = (answer: Answer, decoded: [ServerState.Decoded?])
 
-    private var pages: AsyncStream<Result<Page, SyncError>>.Iterator
+    private var pages: AsyncStream<Result<Answer, SyncError>>.Iterator
     private let permits: AsyncStream<Void>.Continuation
     private let task: Task<Void, Never>
     /// How many pages may be fetched beyond those taken.
     private var ahead = 1
 
     /// Starts fetching the page after `cursor`.
-    ///
-    /// - Parameter decode: Decodes a change's record ahead, `nil` when no collection reads it;
-    ///   called by the fetching task, in parallel with what the caller does meanwhile.
-    init(
-        api: SyncAPI, cursor: Int64, tag: String?,
-        decode: @escaping @Sendable (RecordChange) -> ServerState.Decoded? = { _ in nil }
-    ) {
-        let (pageStream, pageSink) = AsyncStream.makeStream(of: Result<Page, SyncError>.self)
+    init(api: SyncAPI, cursor: Int64, tag: String?) {
+        let (pageStream, pageSink) = AsyncStream.makeStream(of: Result<Answer, SyncError>.self)
         let (permitStream, permitSink) = AsyncStream.makeStream(of: Void.self)
         // Detached: a task that inherited the engine's actor could not run while it applies pages.
         task = Task.detached {
             var (cursor, tag) = (cursor, tag)
             // One permit per page: the engine gives one for each page it takes.
             for await _ in permitStream {
-                let result: Result<Page, SyncError>
+                let result: Result<Answer, SyncError>
                 do throws(SyncError) {
-                    let answer = try await api.pull(cursor: cursor, tag: tag)
-                    result = .success((answer, answer.body.changes.map(decode)))
+                    result = .success(try await api.pull(cursor: cursor, tag: tag))
                 } catch {
                     result = .failure(error)
                 }
                 pageSink.yield(result)
-                guard case .success(let (answer, _)) = result, Self.hasMore(after: answer.body) else { break }
+                guard case .success(let answer) = result, Self.hasMore(after: answer.body) else { break }
                 if answer.body.cursor > cursor {
                     (cursor, tag) = (answer.body.cursor, answer.body.cursorTag)
                 }
@@ -62,7 +53,7 @@ struct PageFetcher {
     ///
     /// - Throws: The error of its request; ``SyncError/Kind/offline`` when the calling task is
     ///   cancelled or no page is left to fetch.
-    mutating func next() async throws(SyncError) -> Page {
+    mutating func next() async throws(SyncError) -> SyncAPI.Answer<PullResponse> {
         guard let result = await pages.next() else {
             throw SyncError(.offline, "the pull was cancelled")
         }

@@ -237,15 +237,12 @@ actor SyncEngine {
         var cursor = start
         let startTag = start == 0 ? nil : try database { try SyncSchema.cursorTag($0) }
         var tag = startTag
-        let collections = collections
-        var fetcher = PageFetcher(api: api, cursor: start, tag: startTag) { change in
-            collections.withLock { $0[change.collection] }?.decodeAhead(change.record)
-        }
+        var fetcher = PageFetcher(api: api, cursor: start, tag: startTag)
         defer { fetcher.stop() }
         var done = SyncProgress(phase: .pulling, completed: 0, total: nil, bytes: 0)
         var held = HeldPages()
         while true {
-            let (answer, decoded) = try await fetcher.next()
+            let answer = try await fetcher.next()
             try check(databaseID: answer.databaseID)
             let page = answer.body
             if let total = page.total { done.total = Int(clamping: total) }
@@ -261,7 +258,7 @@ actor SyncEngine {
                 (cursor, tag) = (page.cursor, page.cursorTag)
             }
             for change in page.changes { seen?[change.collection, default: []].insert(change.id) }
-            held.add(page.changes, decoded: decoded)
+            held.add(page.changes)
             try attachments?.noteWanted(in: page.changes)
             done.completed += page.changes.count
             done.bytes += page.changes.reduce(0) { $0 + ($1.record?.text.utf8.count ?? 0) }
@@ -291,11 +288,11 @@ actor SyncEngine {
         var order: [String] = []
         var count = 0
 
-        mutating func add(_ changes: [RecordChange], decoded: [ServerState.Decoded?]) {
-            for (change, decoded) in zip(changes, decoded) {
+        mutating func add(_ changes: [RecordChange]) {
+            for change in changes {
                 if states[change.collection] == nil { order.append(change.collection) }
                 states[change.collection, default: []].append(
-                    ServerState(id: change.id, version: change.version, value: change.record, decoded: decoded))
+                    ServerState(id: change.id, version: change.version, value: change.record))
             }
             count += changes.count
         }

@@ -18,14 +18,6 @@ struct ServerState: Sendable {
     /// For a mutation the server applied: what was sent. The local value is then measured against
     /// it, not against the older base.
     var applied: Sent? = nil
-    /// The record decoded as its collection's model ahead of the transaction that applies it
-    /// (see ``SyncedCollection/decodeAhead(_:)``); `nil` when not decoded ahead.
-    var decoded: Decoded? = nil
-
-    /// A record decoded ahead: its model, `nil` when the record is deleted or does not decode.
-    struct Decoded: Sendable {
-        let model: (any Sendable)?
-    }
 
     struct Sent {
         /// The record sent: the store's text when it was planned, `nil` for a deletion.
@@ -52,9 +44,6 @@ protocol SyncedCollection: Sendable {
     ///
     /// - Returns: The records merged with conflicting fields.
     func apply(_ states: [ServerState]) throws -> [SyncConflict]
-    /// Decodes a pulled record as this collection's model, for ``ServerState/decoded``: work a
-    /// pull does outside the transaction that applies the record, while other records are written.
-    func decodeAhead(_ record: JSONRecord?) -> ServerState.Decoded
     /// Local writes (this process's and other processes'), as signals.
     func localWrites() -> AsyncStream<Void>
 }
@@ -90,10 +79,6 @@ where Value.ID: Sendable & Codable {
     /// so they never count as local changes. `nil` when it does not decode as a `Value`.
     private func localized(_ record: JSONRecord) -> JSONObject? {
         decode(record).flatMap { try? encode($0) }
-    }
-
-    func decodeAhead(_ record: JSONRecord?) -> ServerState.Decoded {
-        ServerState.Decoded(model: record.flatMap(decode))
     }
 
     // MARK: Pushing
@@ -159,8 +144,7 @@ where Value.ID: Sendable & Codable {
                     marks.append((state.id, false))
                     continue
                 }
-                let theirs =
-                    if let decoded = state.decoded { decoded.model as? Value } else { state.value.flatMap(decode) }
+                let theirs = state.value.flatMap(decode)
                 if state.value != nil, theirs == nil { continue }  // a shape this model cannot read: left alone
                 guard let identity = theirs?.id ?? store.identity(ofRecord: state.id) ?? base?.value.flatMap(decode)?.id
                 else { continue }
