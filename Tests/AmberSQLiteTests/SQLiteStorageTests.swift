@@ -18,6 +18,13 @@ import Testing
         #expect(try IdentityStore<Entry>(key: "second", storage: reopened).all.map(\.payload) == ["second"])
     }
 
+    /// Statement journals stay in memory: in a temporary file, an initial sync wrote over 20 KB a
+    /// record to /var/tmp (see the comment where the storage opens its connection).
+    @Test func statementJournalsAreKeptInMemory() throws {
+        let storage = try SQLiteStorage(path: temporaryDatabasePath())
+        #expect(try storage.database.read { try Int.fetchOne($0, sql: "PRAGMA temp_store") } == 2, "2 is MEMORY")
+    }
+
     @Test func recordsAreJSONTextOtherToolsCanRead() throws {
         let path = temporaryDatabasePath()
         let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
