@@ -22,8 +22,7 @@ struct AttachmentPartsTests {
 
     func withServer(_ backend: Backend, _ body: @Sendable (Harness, SyncServer) async throws -> Void) async throws {
         try await backend.withDatabase { test in
-            var logger = Logger(label: "amber-sync-tests")
-            logger.logLevel = .critical
+            let logger = Logger.quietTests
             let server = SyncServer(database: test.database, logger: logger)
             try await server.makeApplication().test(.router) { client in
                 try await body(Harness(client: client, database: test.database), server)
@@ -64,9 +63,7 @@ struct AttachmentPartsTests {
     @Test(arguments: Backend.allCases)
     func heldBytesThisServerDidNotHashAreReadAgainByThePartThatEndsTheFile(backend: Backend) async throws {
         try await withServer(backend) { harness, server in
-            let token = try await harness.addUser("ann")
-            let user = try #require(try await harness.database.user(forToken: token))
-            let storage = try #require(harness.database as? any AttachmentStorage)
+            let (token, user, storage) = try await AttachmentTests.ann(in: harness.database)
             let bytes = Self.bytes
             let hash = AttachmentTests.hash(bytes)
             // Written by another server process, say: this one never saw the bytes.
@@ -84,9 +81,7 @@ struct AttachmentPartsTests {
     @Test(arguments: Backend.allCases)
     func anUploadStartedOverElsewhereIsNotCheckedWithTheHashOfItsOldBytes(backend: Backend) async throws {
         try await withServer(backend) { harness, server in
-            let token = try await harness.addUser("ann")
-            let user = try #require(try await harness.database.user(forToken: token))
-            let storage = try #require(harness.database as? any AttachmentStorage)
+            let (token, user, storage) = try await AttachmentTests.ann(in: harness.database)
             let bytes = Self.bytes
             let hash = AttachmentTests.hash(bytes)
             let split = 2 * 1_048_576
@@ -110,9 +105,7 @@ struct AttachmentPartsTests {
     @Test(arguments: Backend.allCases)
     func anUploadWrittenInSmallPiecesHoldsEveryByteInOrder(backend: Backend) async throws {
         try await backend.withDatabase { test in
-            let storage = try #require(test.database as? any AttachmentStorage)
-            let token = try await test.database.addUser(named: "ann")
-            let user = try #require(try await test.database.user(forToken: token))
+            let (_, user, storage) = try await AttachmentTests.ann(in: test.database)
             let bytes = Self.bytes
             let hash = AttachmentTests.hash(bytes)
             let upload = try await storage.beginAttachment(hash, for: user, at: 0)

@@ -21,6 +21,15 @@ struct AttachmentTests {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// A new user "ann" of `database`, with its token and the database's attachment storage.
+    static func ann(in database: any SyncDatabase) async throws -> (
+        token: String, user: SyncUser, storage: any AttachmentStorage
+    ) {
+        let storage = try #require(database as? any AttachmentStorage)
+        let token = try await database.addUser(named: "ann")
+        return (token, try #require(try await database.user(forToken: token)), storage)
+    }
+
     /// Bytes that span several chunks of either backend (1 MiB on PostgreSQL, 256 KiB read in a folder).
     static let large = (0..<(2 * 1_048_576 + 12_345)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
 
@@ -29,8 +38,7 @@ struct AttachmentTests {
         _ body: @Sendable (Harness) async throws -> Void
     ) async throws {
         try await backend.withDatabase { test in
-            var logger = Logger(label: "amber-sync-tests")
-            logger.logLevel = .critical
+            let logger = Logger.quietTests
             let server = SyncServer(database: test.database, logger: logger, limits: limits)
             try await server.makeApplication().test(.router) { client in
                 try await body(Harness(client: client, database: test.database))
@@ -148,9 +156,7 @@ struct AttachmentTests {
     @Test(arguments: Backend.allCases)
     func anUploadNotFinishedIsNeverPresentAndResumesWhereItsBytesEnd(backend: Backend) async throws {
         try await backend.withDatabase { test in
-            let storage = try #require(test.database as? any AttachmentStorage)
-            let token = try await test.database.addUser(named: "ann")
-            let user = try #require(try await test.database.user(forToken: token))
+            let (_, user, storage) = try await AttachmentTests.ann(in: test.database)
             let bytes = Self.large
             let hash = Self.hash(bytes)
             let cut = try await storage.beginAttachment(hash, for: user, at: 0)
@@ -301,9 +307,7 @@ struct AttachmentTests {
     @Test(arguments: Backend.allCases)
     func aResumedUploadWhoseHeldBytesAreDamagedIsRefusedWhole(backend: Backend) async throws {
         try await withServer(backend) { harness in
-            let token = try await harness.addUser("ann")
-            let user = try #require(try await harness.database.user(forToken: token))
-            let storage = try #require(harness.database as? any AttachmentStorage)
+            let (token, user, storage) = try await AttachmentTests.ann(in: harness.database)
             let bytes = Self.large
             let hash = Self.hash(bytes)
             let damaged = try await storage.beginAttachment(hash, for: user, at: 0)
@@ -326,9 +330,7 @@ struct AttachmentTests {
     @Test(arguments: Backend.allCases)
     func pruneRemovesUploadsAbandonedForAnHour(backend: Backend) async throws {
         try await backend.withDatabase { test in
-            let storage = try #require(test.database as? any AttachmentStorage)
-            let token = try await test.database.addUser(named: "ann")
-            let user = try #require(try await test.database.user(forToken: token))
+            let (_, user, storage) = try await AttachmentTests.ann(in: test.database)
             let hash = Self.hash(Self.large)
             let upload = try await storage.beginAttachment(hash, for: user, at: 0)
             try await upload.write(ByteBuffer(bytes: Self.large[..<1_048_576]))

@@ -79,8 +79,7 @@ import Testing
     func aPushWithATokenRevokedThroughAnotherProcessIsRefusedBeforeAnythingElse(backend: Backend) async throws {
         try await backend.withDatabase { test in
             try await test.withSecondProcess { other in
-                var logger = Logger(label: "amber-sync-tests")
-                logger.logLevel = .critical
+                let logger = Logger.quietTests
                 let server = SyncServer(database: test.database, logger: logger)
                 try await server.makeApplication().test(.router) { client in
                     let harness = Harness(client: client, database: test.database)

@@ -96,8 +96,7 @@ import Testing
     /// gzip, br, zstd`) and hands over the body decompressed: the sync client needs nothing more.
     @Test func urlSessionAsksForGzipAndDecompressesTheAnswer() async throws {
         try await Backend.sqlite.withDatabase { test in
-            var logger = Logger(label: "amber-sync-tests")
-            logger.logLevel = .critical
+            let logger = Logger.quietTests
             let token = try await test.database.addUser(named: "ann")
             let ann = try #require(try await test.database.user(forToken: token))
             _ = try await test.database.push(Self.records(), clientID: "c", for: ann)

@@ -14,11 +14,7 @@ import Testing
     static let note = Mutation(
         mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
 
-    static var quietLogger: Logger {
-        var logger = Logger(label: "amber-sync-tests")
-        logger.logLevel = .critical
-        return logger
-    }
+    static var quietLogger: Logger { .quietTests }
 
     /// A verifier of the keys published at `jwks` and of the secret; `configure` changes more.
     static func verifier(

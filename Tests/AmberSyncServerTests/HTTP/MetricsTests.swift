@@ -144,8 +144,7 @@ import Testing
     func serversInOneProcessKeepTheirOwnFigures(backend: Backend) async throws {
         try await backend.withDatabase { first in
             try await backend.withDatabase { second in
-                var logger = Logger(label: "amber-sync-tests")
-                logger.logLevel = .critical
+                let logger = Logger.quietTests
                 let busy = SyncServer(database: first.database, logger: logger)
                 let idle = SyncServer(database: second.database, logger: logger)
                 let token = try await first.database.addUser(named: "ann")

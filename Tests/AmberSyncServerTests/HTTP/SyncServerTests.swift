@@ -11,8 +11,7 @@ import Testing
     func aServerOnPort0ReportsItsPortServesAndStopsWhenCancelled(backend: Backend) async throws {
         try await backend.withDatabase { test in
             let token = try await test.database.addUser(named: "ann")
-            var logger = Logger(label: "amber-sync-tests")
-            logger.logLevel = .critical
+            let logger = Logger.quietTests
             let server = SyncServer(database: test.database, port: 0, logger: logger)
             let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
             let running = Task { try await server.run { port in continuation.yield(port) } }
@@ -60,8 +59,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func startReturnsOnceListeningAndStopEndsServing(backend: Backend) async throws {
         try await backend.withDatabase { test in
-            var logger = Logger(label: "amber-sync-tests")
-            logger.logLevel = .critical
+            let logger = Logger.quietTests
             let running = try await SyncServer(database: test.database, port: 0, logger: logger).start()
             let health = URL(string: "http://127.0.0.1:\(running.port)/v1/health")!
             #expect(try await httpRequest(health).status == 200)

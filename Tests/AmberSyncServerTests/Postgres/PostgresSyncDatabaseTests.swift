@@ -10,11 +10,7 @@ import Testing
 /// What only the PostgreSQL backend has: addresses, its schema table, and notifications between processes.
 @Suite(.enabled(if: PostgresTestServer.isWanted, "PostgreSQL is not installed"))
 struct PostgresSyncDatabaseTests {
-    private var logger: Logger {
-        var logger = Logger(label: "amber-sync-tests")
-        logger.logLevel = .critical
-        return logger
-    }
+    private var logger: Logger { .quietTests }
 
     @Test(arguments: [
         "mysql://amber@127.0.0.1/db",

@@ -90,8 +90,7 @@ func withHarness(
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
     try await backend.withDatabase { test in
-        var logger = Logger(label: "amber-sync-tests")
-        logger.logLevel = .critical
+        let logger = Logger.quietTests
         let server = SyncServer(
             database: wrap(test.database), maximumBodySize: maximumBodySize, logger: logger, jwtVerifier: jwtVerifier)
         try await server.makeApplication().test(.router) { client in
@@ -127,5 +126,14 @@ extension JSONObject {
         var object: JSONObject = [:]
         for (key, value) in fields { object[key] = .string(value) }
         return object
+    }
+}
+
+extension Logger {
+    /// A logger for the tests' servers and databases: only critical messages.
+    static var quietTests: Logger {
+        var logger = Logger(label: "amber-sync-tests")
+        logger.logLevel = .critical
+        return logger
     }
 }
