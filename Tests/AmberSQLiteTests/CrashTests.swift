@@ -4,7 +4,7 @@ import AmberTestSupport
 import Foundation
 import Testing
 
-@Suite struct CrashTests {
+@Suite(.boundedConcurrency) struct CrashTests {
     /// A writer process killed with SIGKILL at random moments loses no acknowledged write,
     /// and the file always opens.
     @Test func killedWriterLosesNoAcknowledgedWrite() async throws {

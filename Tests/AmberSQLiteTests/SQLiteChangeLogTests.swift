@@ -7,7 +7,7 @@ import Testing
 
 /// The change log on the records table, and the store write that hands its transaction to its
 /// body: what sync's bookkeeping is built on.
-@Suite struct SQLiteChangeLogTests {
+@Suite(.boundedConcurrency) struct SQLiteChangeLogTests {
     let storage: SQLiteStorage
     let entries: IdentityStore<Entry>
 

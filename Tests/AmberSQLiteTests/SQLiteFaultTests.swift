@@ -6,7 +6,7 @@ import Testing
 
 @testable import AmberSQLite
 
-@Suite struct SQLiteFaultTests {
+@Suite(.boundedConcurrency) struct SQLiteFaultTests {
     /// Opening a bad file throws a StoreError naming the file, and leaves its bytes as they were.
     private func expectUnreadable(_ path: String, mentioning cause: String) throws {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))

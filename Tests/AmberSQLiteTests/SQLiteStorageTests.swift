@@ -5,7 +5,7 @@ import Foundation
 import GRDB
 import Testing
 
-@Suite struct SQLiteStorageTests {
+@Suite(.boundedConcurrency) struct SQLiteStorageTests {
     @Test func manyKeysInOneFile() throws {
         let path = temporaryDatabasePath()
         let storage = try SQLiteStorage(path: path)

@@ -13,7 +13,7 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
     return try runToEnd(process)
 }
 
-@Suite struct TwoProcessTests {
+@Suite(.boundedConcurrency) struct TwoProcessTests {
     /// Two processes and this one increment one record at once: every increment counts.
     @Test(arguments: ["sqlite", "files"])
     func incrementsFromTwoProcessesAndThisOneAllCount(_ kind: String) async throws {
@@ -74,7 +74,7 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
     }
 }
 
-@Suite struct SQLiteRecordIDTests {
+@Suite(.boundedConcurrency) struct SQLiteRecordIDTests {
     /// A store of values whose identity is a `UUID`.
     struct Item: Identifiable, Codable, Sendable, Equatable {
         let id: UUID
@@ -162,7 +162,7 @@ func runWriter(_ arguments: [String]) async throws -> ProcessResult {
     }
 }
 
-@Suite struct SQLiteDeletionTests {
+@Suite(.boundedConcurrency) struct SQLiteDeletionTests {
     @Test func deletionRowsArePrunedAndAStoreBehindTheHorizonReloads() throws {
         let path = temporaryDatabasePath()
         let storage = try SQLiteStorage(path: path)

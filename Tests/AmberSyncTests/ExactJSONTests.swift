@@ -22,7 +22,7 @@ struct Reading: Identifiable, Hashable, Codable, Sendable {
 
 /// Records come back from an `amber-sync serve` process exactly as they were sent: number digits
 /// and key bytes as written, and ids that differ only in Unicode normalization stay two records.
-@Suite(.serialized) struct ExactJSONTests {
+@Suite(.boundedConcurrency, .serialized) struct ExactJSONTests {
     /// Record values, each written as the server writes JSON (sorted keys, no spaces), so the
     /// pulled text must hold them byte for byte.
     static let values: [String] = [

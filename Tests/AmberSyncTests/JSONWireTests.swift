@@ -5,7 +5,7 @@ import PropertyBased
 import Testing
 
 /// The exact JSON reader and writer the protocol travels in.
-@Suite struct JSONWireTests {
+@Suite(.boundedConcurrency) struct JSONWireTests {
     static func read(_ text: String) throws(JSONWireError) -> JSONValue {
         try JSONReader.value(from: Array(text.utf8))
     }

@@ -9,7 +9,7 @@ import Testing
 @testable import AmberSync
 
 /// The pending-mutation bookkeeping on its own: a storage file with a synced notes store, and no server.
-@Suite struct OutboxTests {
+@Suite(.boundedConcurrency) struct OutboxTests {
     let storage: SQLiteStorage
     let notes: IdentityStore<Note>
     let collections: [String: any SyncedCollection]

@@ -1,5 +1,6 @@
 import AmberLock
 import AmberSyncProtocol
+import AmberTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 
 /// The pages of one pull, fetched ahead by a task of their own, against a transport that serves
 /// a numbered series of pages and counts the requests.
-@Suite struct PageFetcherTests {
+@Suite(.boundedConcurrency) struct PageFetcherTests {
     /// Serves page `n` (one change, version `n`) for a pull after cursor `n - 1`, up to `pages`;
     /// page `failing` is answered 500.
     final class PagedTransport: SyncTransport {

@@ -13,7 +13,7 @@ import Testing
 
 /// A push that sends the client's cursor learns how far the cursor may move past its own
 /// changes, so a phone does not download again what it just uploaded.
-@Suite(.serialized) struct PushCursorTests {
+@Suite(.boundedConcurrency, .serialized) struct PushCursorTests {
     /// A phone that had notes before its first sync pushes them in several batches and pulls
     /// none of them back; another phone still gets them all.
     @Test(arguments: Backend.allCases)

@@ -1,10 +1,11 @@
 import AmberSyncProtocol
+import AmberTestSupport
 import Testing
 
 @testable import AmberSync
 
 /// The three-way decision for one record, case by case.
-@Suite struct RecordMergeTests {
+@Suite(.boundedConcurrency) struct RecordMergeTests {
     static let base: JSONObject = ["text": .string("milk"), "pinned": .bool(false)]
     static let edited: JSONObject = ["text": .string("milk, eggs"), "pinned": .bool(false)]
     static let editedThere: JSONObject = ["text": .string("milk"), "pinned": .bool(true)]

@@ -1,6 +1,7 @@
 import Amber
 import AmberLock
 import AmberSyncProtocol
+import AmberTestSupport
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 
 /// The protocol's calls over a transport that answers from a script: what is sent, and what each
 /// answer becomes, with no server.
-@Suite struct SyncAPITests {
+@Suite(.boundedConcurrency) struct SyncAPITests {
     /// Answers each request with the next of `answers`, and keeps the requests.
     final class ScriptedTransport: SyncTransport {
         let server = URL(string: "http://scripted.invalid")!

@@ -9,7 +9,7 @@ import Testing
 
 @testable import AmberSync
 
-@Suite(.serialized) struct SyncClientTests {
+@Suite(.boundedConcurrency, .serialized) struct SyncClientTests {
     @Test(arguments: Backend.allCases)
     func aNoteWrittenOnOneDeviceArrivesOnTheOtherAsASyncChange(backend: Backend) async throws {
         let server = try await TestServer.start(backend, over: .inProcess)
@@ -363,7 +363,7 @@ import Testing
     }
 }
 
-@Suite struct SyncResetTests {
+@Suite(.boundedConcurrency) struct SyncResetTests {
     /// After `amber-sync prune`, a client whose cursor is older than what the server remembers
     /// gets `410`, pulls everything again, removes what the server no longer has, and keeps and
     /// pushes its own pending changes.
@@ -392,7 +392,7 @@ import Testing
     }
 }
 
-@Suite struct SyncClientMisuseTests {
+@Suite(.boundedConcurrency) struct SyncClientMisuseTests {
     @Test func aStoreOfAnotherStorageOrWithAnInvalidKeyIsRefused() throws {
         let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("a.sqlite").path)
         let client = try SyncClient(storage: storage, server: URL(string: "http://127.0.0.1:9")!, token: "t")

@@ -8,7 +8,7 @@ import AmberTestSupport
 import Foundation
 import Testing
 
-@Suite(.serialized) struct SyncConvergenceTests {
+@Suite(.boundedConcurrency, .serialized) struct SyncConvergenceTests {
     /// Three clients make random adds, updates, removes and syncs; after two rounds of sync
     /// with no new writes, every client holds exactly the server's records.
     @Test(arguments: Backend.allCases, [1, 2, 3, 4, 5] as [UInt64])

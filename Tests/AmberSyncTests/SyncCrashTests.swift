@@ -50,7 +50,7 @@ final class Child: Sendable {
     }
 }
 
-@Suite(.serialized) struct SyncCrashTests {
+@Suite(.boundedConcurrency, .serialized) struct SyncCrashTests {
     /// `notes sync --watch` is SIGKILLed at random moments while notes are added; afterwards every
     /// note whose `add` returned is on the server exactly once.
     @Test func aClientKilledDuringSyncLosesNothingAndAppliesNothingTwice() async throws {

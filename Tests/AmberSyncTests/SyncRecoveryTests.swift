@@ -11,7 +11,7 @@ import Testing
 /// Real mistakes and outages, against `amber-sync serve` running as its own process: an edit of
 /// a record whose deletion was pruned, a device copied from another, a server database restored
 /// from a backup or replaced; and, in process, changes queued behind many that need no push.
-@Suite(.serialized) struct SyncRecoveryTests {
+@Suite(.boundedConcurrency, .serialized) struct SyncRecoveryTests {
     /// Night deletes a note and syncs; the operator prunes deletions; day, offline, edits that
     /// note and syncs. The edit wins: it reaches the server and night, and nothing stays pending.
     @Test(arguments: Backend.allCases)

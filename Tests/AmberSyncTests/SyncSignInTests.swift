@@ -10,7 +10,7 @@ import Testing
 
 /// A client whose app signs in with JWTs: the token provider, its refresh on 401, and
 /// `notes sync --token-command`.
-@Suite struct SyncSignInTests {
+@Suite(.boundedConcurrency) struct SyncSignInTests {
     static let secret = "a-test-secret-of-more-than-64-bytes-for-hmac-with-sha-512-0123456789abcdef"
 
     static func verifier() async throws -> JWTVerifier {

@@ -15,7 +15,7 @@ import Testing
 /// Two `amber-sync serve` processes on one database, as behind a load balancer: a client on
 /// each converges, and a pull waiting on one wakes soon after a push to the other (within a
 /// second on PostgreSQL).
-@Suite(.serialized) struct TwoServerProcessesTests {
+@Suite(.boundedConcurrency, .serialized) struct TwoServerProcessesTests {
     @Test(arguments: Backend.allCases)
     func clientsOnTwoServerProcessesConvergeAndWakeEachOther(backend: Backend) async throws {
         try await backend.withDatabase { test in

@@ -63,7 +63,7 @@ fileprivate final class DocRenderer {
     func render(_ session: DocSession) { rendered.append(session) }
 }
 
-@Suite struct DocumentationExampleTests {
+@Suite(.boundedConcurrency) struct DocumentationExampleTests {
     /// GettingStarted.md
     @Test func gettingStarted() throws {
         let jack = DocPerson(id: "123-45-6789", name: "Jack", salary: 50_000)

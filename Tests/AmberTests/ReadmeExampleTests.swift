@@ -13,7 +13,7 @@ struct ReadmePerson: Identifiable, Hashable, Codable, Sendable {
     let job: String?
 }
 
-@MainActor @Suite struct ReadmeExampleTests {
+@MainActor @Suite(.boundedConcurrency) struct ReadmeExampleTests {
     let jack = ReadmePerson(id: "123-45-6789", name: "Jack", salary: 50_000)
 
     /// "Models".

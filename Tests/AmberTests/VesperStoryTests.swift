@@ -12,7 +12,7 @@ fileprivate struct TimelineNote: Identifiable, Hashable, Codable, Sendable {
 }
 
 @MainActor
-@Test(arguments: StoreFixture.all)
+@Test(.boundedConcurrency, arguments: StoreFixture.all)
 func vesperTagRename(_ fixture: StoreFixture) throws {
     let notes = try fixture.make(TimelineNote.self, key: "notes").store
     let dessert = TimelineNote(id: "1", title: "Sundae", tags: ["ice cream"])

@@ -1,7 +1,8 @@
+import AmberTestSupport
 import Foundation
 import Testing
 
-@Suite struct CookiesCommandTests {
+@Suite(.boundedConcurrency) struct CookiesCommandTests {
     static let executable: URL = NotesRunner.executable.deletingLastPathComponent().appendingPathComponent("cookies")
 
     private func run(_ arguments: [String], input: String? = nil) throws -> (

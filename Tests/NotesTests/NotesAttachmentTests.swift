@@ -4,7 +4,7 @@ import Testing
 
 /// The README's two phones sending a photo: `notes attach`, `notes sync`, `notes attachments`,
 /// `notes save-attachment`, through an `amber-sync` server.
-@Suite struct NotesAttachmentTests {
+@Suite(.boundedConcurrency) struct NotesAttachmentTests {
     let day = NotesRunner()
     let night = NotesRunner()
     let directory = temporaryDirectory()

@@ -38,7 +38,7 @@ struct NotesRunner {
     }
 }
 
-@Suite struct NotesCommandTests {
+@Suite(.boundedConcurrency) struct NotesCommandTests {
     let notes = NotesRunner()
 
     private func id(in line: String) -> String {

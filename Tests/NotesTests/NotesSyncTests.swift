@@ -4,7 +4,7 @@ import Testing
 
 /// The README's "two phones" section, run as written: an `amber-sync` server on its embedded
 /// SQLite file, and two `NOTES_HOME`s syncing through it.
-@Suite struct NotesSyncTests {
+@Suite(.boundedConcurrency) struct NotesSyncTests {
     let day = NotesRunner()
     let night = NotesRunner()
     let serverDirectory = temporaryDirectory()

@@ -9,7 +9,7 @@ import Testing
 
 /// Several server processes on one database, each standing here as its own database object on
 /// the same file or URL: wake-ups cross them, and versions commit in order.
-@Suite struct SharedDatabaseTests {
+@Suite(.boundedConcurrency) struct SharedDatabaseTests {
     @Test(arguments: Backend.allCases)
     func invalidMutationsGivenToPushDirectlyAreRefusedWithoutChanges(backend: Backend) async throws {
         try await backend.withDatabase { test in

@@ -1,13 +1,14 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
 
 /// The user, token and prune rules every backend follows.
-@Suite struct SyncDatabaseTests {
+@Suite(.boundedConcurrency) struct SyncDatabaseTests {
     @Test(arguments: Backend.allCases)
     func usersGetDistinctRandomTokensAndNamesAreUnique(backend: Backend) async throws {
         try await backend.withDatabase { test in

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// The built `amber-sync` executable, run as a user would.
-@Suite struct AmberSyncCommandTests {
+@Suite(.boundedConcurrency) struct AmberSyncCommandTests {
     let executable = builtExecutable(named: "amber-sync")
 
     func run(_ arguments: [String], in directory: URL) throws -> ProcessResult {

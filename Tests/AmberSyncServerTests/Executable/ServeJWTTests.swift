@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `amber-sync serve --jwks-url` as a child process, talked to over HTTP.
-@Suite struct ServeJWTTests {
+@Suite(.boundedConcurrency) struct ServeJWTTests {
     let executable = builtExecutable(named: "amber-sync")
 
     @Test func serveTakesJWTsOfAJWKSURLThatArrivesLateAndRotates() async throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// `amber-sync serve` as a child process, spoken to over raw sockets and real HTTP: what it
 /// does with slow, broken, greedy and revoked clients, and with a database that goes away.
-@Suite struct ServerLimitsTests {
+@Suite(.boundedConcurrency) struct ServerLimitsTests {
     /// A server on a fresh SQLite database with one user, `ann`; `body` gets the server and her token.
     func withServer(
         _ backend: Backend = .sqlite, arguments: [String] = [],

@@ -15,7 +15,7 @@ import Testing
 /// An upload sent in parts (`Content-Range`) is hashed as its parts arrive, on every backend:
 /// the part that ends it does not read the held bytes again, unless they were written where
 /// this server could not hash them.
-@Suite("Attachments in parts")
+@Suite("Attachments in parts", .boundedConcurrency)
 struct AttachmentPartsTests {
     /// 5 MiB and a little: more chunks than a PostgreSQL upload writes in one statement.
     static let bytes = (0..<(5 * 1_048_576 + 4_321)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }

@@ -15,7 +15,7 @@ import Testing
 private let uploadOffset = HTTPField.Name(SyncHeader.uploadOffset)!
 
 /// `PUT`, `HEAD` and `GET /v1/attachments/{sha256}`, on every backend.
-@Suite("Attachments over HTTP")
+@Suite("Attachments over HTTP", .boundedConcurrency)
 struct AttachmentTests {
     static func hash(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()

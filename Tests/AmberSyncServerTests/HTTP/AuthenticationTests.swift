@@ -1,13 +1,14 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
 
-@Suite struct AuthenticationTests {
+@Suite(.boundedConcurrency) struct AuthenticationTests {
     @Test(arguments: Backend.allCases)
     func healthAnswersWithoutAToken(backend: Backend) async throws {
         try await withHarness(backend) { harness in

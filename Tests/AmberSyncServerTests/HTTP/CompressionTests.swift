@@ -14,7 +14,7 @@ import Testing
 #endif
 
 /// Answers of 1 KiB or more are compressed with gzip for clients that accept it.
-@Suite struct CompressionTests {
+@Suite(.boundedConcurrency) struct CompressionTests {
     /// Records enough for a pull answer of several KiB.
     static func records() -> [Mutation] {
         (0..<40).map { index in

@@ -11,7 +11,7 @@ import Testing
 
 /// What lets clients recover by themselves: the database's identity on every answer, the tag of
 /// a cursor's history, and the refusal of a mutation id that another device already used.
-@Suite struct HistoryTests {
+@Suite(.boundedConcurrency) struct HistoryTests {
     static let databaseIDHeader = HTTPField.Name(SyncHeader.databaseID)!
 
     static func create(_ id: String, mutationID: Int64, text: String = "hi") -> Mutation {

@@ -1,11 +1,12 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing
 
-@Suite struct IsolationTests {
+@Suite(.boundedConcurrency) struct IsolationTests {
     @Test(arguments: Backend.allCases)
     func oneUserNeverSeesNorChangesAnothersRecords(backend: Backend) async throws {
         try await withHarness(backend) { harness in

@@ -9,7 +9,7 @@ import Logging
 import Testing
 
 /// Sign-in with the app's own JWTs: keys from a JWKS on loopback, key files and secrets.
-@Suite struct JWTAuthenticationTests {
+@Suite(.boundedConcurrency) struct JWTAuthenticationTests {
     static let secret = "a-test-secret-of-more-than-64-bytes-for-hmac-with-sha-512-0123456789abcdef"
     static let note = Mutation(
         mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])

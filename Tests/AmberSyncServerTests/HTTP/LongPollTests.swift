@@ -2,12 +2,13 @@ import AmberLock
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
 
-@Suite struct LongPollTests {
+@Suite(.boundedConcurrency) struct LongPollTests {
     static let note = Mutation(
         mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
 
@@ -72,7 +73,7 @@ import Testing
     }
 }
 
-@Suite struct PullCoalescingTests {
+@Suite(.boundedConcurrency) struct PullCoalescingTests {
     @Test(arguments: Backend.allCases)
     func pullsWokenTogetherShareOneDatabaseRead(backend: Backend) async throws {
         let counting = LockedValue<CountingDatabase?>(nil)

@@ -8,7 +8,7 @@ import HummingbirdTesting
 import Testing
 
 /// Bodies and queries that break the protocol, each refused with a `400` JSON error and no change.
-@Suite struct MalformedInputTests {
+@Suite(.boundedConcurrency) struct MalformedInputTests {
     /// A valid body whose every part the generator below breaks in turn.
     static func makeValidBody() -> [String: Any] {
         [

@@ -1,6 +1,7 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -9,7 +10,7 @@ import Testing
 
 /// `GET /metrics`: request counts by route and status, push and pull latency, waiting pulls and
 /// database errors, in the Prometheus text format, per server.
-@Suite struct MetricsTests {
+@Suite(.boundedConcurrency) struct MetricsTests {
     static let note = Mutation(
         mutationID: 1, collection: "notes", id: "n", baseVersion: nil, value: ["text": .string("hi")])
 

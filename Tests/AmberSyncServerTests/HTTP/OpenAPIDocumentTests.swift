@@ -1,5 +1,6 @@
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -8,7 +9,7 @@ import Testing
 
 /// The protocol's OpenAPI document, `openapi.json` at the repository's root: served as committed,
 /// and naming every route the server answers.
-@Suite struct OpenAPIDocumentTests {
+@Suite(.boundedConcurrency) struct OpenAPIDocumentTests {
     /// The committed document, read from the repository.
     static func committedDocument() throws -> Data {
         let root = URL(fileURLWithPath: #filePath)

@@ -1,11 +1,12 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing
 
-@Suite struct PullTests {
+@Suite(.boundedConcurrency) struct PullTests {
     static func create(_ ids: some Sequence<Int>, collection: String = "notes", firstMutationID: Int64 = 1)
         -> [Mutation]
     {

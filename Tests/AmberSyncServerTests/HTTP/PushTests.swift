@@ -1,12 +1,13 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberSyncTestSupport
+import AmberTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
 
-@Suite struct PushTests {
+@Suite(.boundedConcurrency) struct PushTests {
     static let note: JSONObject = ["id": .string("n"), "text": .string("hi"), "pinned": .bool(false)]
 
     @Test(arguments: Backend.allCases)

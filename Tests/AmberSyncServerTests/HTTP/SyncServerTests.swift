@@ -6,7 +6,7 @@ import Foundation
 import Logging
 import Testing
 
-@Suite struct SyncServerTests {
+@Suite(.boundedConcurrency) struct SyncServerTests {
     @Test(arguments: Backend.allCases)
     func aServerOnPort0ReportsItsPortServesAndStopsWhenCancelled(backend: Backend) async throws {
         try await backend.withDatabase { test in

@@ -1,8 +1,9 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberTestSupport
 import Testing
 
-@Suite
+@Suite(.boundedConcurrency)
 struct MutationResolverTests {
     /// A record created at version 10 with text and pinned, whose text changed at 12.
     let record = ServerRecord(

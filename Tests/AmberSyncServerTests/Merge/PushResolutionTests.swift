@@ -1,9 +1,10 @@
 import AmberSyncProtocol
 import AmberSyncServer
+import AmberTestSupport
 import Testing
 
 /// The order of the push rules, apart from any backend.
-@Suite struct PushResolutionTests {
+@Suite(.boundedConcurrency) struct PushResolutionTests {
     let stored = ServerRecord(
         value: ["text": .string("old")], version: 4, createdVersion: 2, fieldVersions: ["text": 4])
 

@@ -1,9 +1,10 @@
 import AmberSyncServer
+import AmberTestSupport
 import Logging
 import ServiceLifecycle
 import Testing
 
-@Suite struct ChangeNotifierTests {
+@Suite(.boundedConcurrency) struct ChangeNotifierTests {
     @Test func aNotificationAfterTheGenerationWasReadEndsTheWaitAtOnce() async {
         let notifier = ChangeNotifier()
         let generation = notifier.generation(for: 1)

@@ -8,7 +8,7 @@ import PostgresNIO
 import Testing
 
 /// What only the PostgreSQL backend has: addresses, its schema table, and notifications between processes.
-@Suite(.enabled(if: PostgresTestServer.isWanted, "PostgreSQL is not installed"))
+@Suite(.boundedConcurrency, .enabled(if: PostgresTestServer.isWanted, "PostgreSQL is not installed"))
 struct PostgresSyncDatabaseTests {
     private var logger: Logger { .quietTests }
 

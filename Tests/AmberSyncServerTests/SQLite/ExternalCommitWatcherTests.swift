@@ -13,7 +13,7 @@ import Testing
 
 /// How soon a process hears of a commit another process made to the same SQLite file: two
 /// database objects on one file stand for the two `amber-sync serve` processes.
-@Suite struct ExternalCommitWatcherTests {
+@Suite(.boundedConcurrency) struct ExternalCommitWatcherTests {
     /// With file events (Linux), a push through one wakes a pull waiting on the other within a few
     /// milliseconds: the median over 20 pushes stays far under what polling every 250 ms gives
     /// (125 ms on average). The time runs from the push's start to the notification, seen by a

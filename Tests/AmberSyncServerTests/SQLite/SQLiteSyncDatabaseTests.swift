@@ -5,7 +5,7 @@ import Foundation
 import GRDB
 import Testing
 
-@Suite struct SQLiteSyncDatabaseTests {
+@Suite(.boundedConcurrency) struct SQLiteSyncDatabaseTests {
     @Test func recordsUsersAndTokensSurviveReopening() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,7 +1,8 @@
 import AmberSyncProtocol
+import AmberTestSupport
 import Testing
 
-@Suite struct AttachmentReferenceTests {
+@Suite(.boundedConcurrency) struct AttachmentReferenceTests {
     static let hash = String(repeating: "ab", count: 32)
 
     @Test(arguments: [

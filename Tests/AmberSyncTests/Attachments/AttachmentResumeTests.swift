@@ -11,7 +11,7 @@ import Testing
 #endif
 
 /// Uploads cut off by a killed `amber-sync serve` resume where the server's bytes end.
-@Suite(.serialized) struct AttachmentResumeTests {
+@Suite(.boundedConcurrency, .serialized) struct AttachmentResumeTests {
     /// 64 MiB: long enough to kill the server while it is under way.
     static let size = 64 * 1_048_576
 

@@ -17,7 +17,7 @@ struct AttachedNote: Identifiable, Hashable, Codable, Sendable {
     let files: [Attachment]
 }
 
-@Suite("Attachment store")
+@Suite("Attachment store", .boundedConcurrency)
 struct AttachmentStoreTests {
     /// The SHA-256 of "hello\n".
     static let helloHash = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"

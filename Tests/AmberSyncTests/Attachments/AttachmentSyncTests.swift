@@ -21,7 +21,7 @@ final class AttachmentDevice: Sendable {
     }
 }
 
-@Suite("Attachments through sync")
+@Suite("Attachments through sync", .boundedConcurrency)
 struct AttachmentSyncTests {
     static let photo = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
 

@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import PropertyBased
 import Testing
 
@@ -21,7 +22,7 @@ private func items(_ ids: [Int]) -> [Item] {
 
 private typealias Move = IdentityDiff.Move
 
-@Suite struct IdentityDiffTests {
+@Suite(.boundedConcurrency) struct IdentityDiffTests {
     @Test func equalArraysGiveAnEmptyDiff() {
         let rows = [Item(1, 5), Item(2), Item(1, 5), Item(3, 7)]
         let diff = IdentityDiff(from: rows, to: rows)
@@ -184,7 +185,7 @@ private func isAscending(_ offsets: [Int]) -> Bool {
     zip(offsets, offsets.dropFirst()).allSatisfy { $0 < $1 }
 }
 
-@Suite struct IdentityDiffPropertyTests {
+@Suite(.boundedConcurrency) struct IdentityDiffPropertyTests {
     @Test func removalsInsertionsAndMovesTurnOldIdentitiesIntoNew() async {
         await propertyCheck(count: 1_000, input: rows, rows) { old, new in
             let diff = IdentityDiff(from: old, to: new)

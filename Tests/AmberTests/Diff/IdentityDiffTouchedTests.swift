@@ -1,3 +1,4 @@
+import AmberTestSupport
 import PropertyBased
 import Testing
 
@@ -75,7 +76,7 @@ private let updates = zip(
         roles: roles.map { ElementRole(rawValue: $0)! }, places: places, insertions: insertions, updates: updates)
 }
 
-@Suite struct IdentityDiffTouchedTests {
+@Suite(.boundedConcurrency) struct IdentityDiffTouchedTests {
     /// The diff a live query builds from the touched elements alone replays the old array into the
     /// new one, moves only elements placed again, and moves as few of them as the untouched
     /// elements allow.

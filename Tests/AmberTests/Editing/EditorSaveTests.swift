@@ -5,7 +5,7 @@ import Testing
 @testable import Amber
 
 @MainActor
-@Suite struct EditorSaveTests {
+@Suite(.boundedConcurrency) struct EditorSaveTests {
     @Test func anEditorOpenedWhileChangesAreQueuedSeesNoConflicts() async throws {
         let store = IdentityStore<Person>()
         try store.add(jack)

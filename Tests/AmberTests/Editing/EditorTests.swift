@@ -43,7 +43,7 @@ fileprivate struct Counter: Identifiable, Sendable, Mergeable, ImmutableModel {
 }
 
 @MainActor
-@Suite struct EditorTests {
+@Suite(.boundedConcurrency) struct EditorTests {
     @Test(arguments: StoreFixture.all)
     func opensOnTheStoredValue(_ fixture: StoreFixture) throws {
         let store = try fixture.make().store

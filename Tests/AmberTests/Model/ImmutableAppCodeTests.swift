@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import Foundation
 import Testing
 
@@ -222,7 +223,7 @@ struct Article: Codable, Equatable {
     }
 }
 
-@Suite struct ImmutableAppCodeTests {
+@Suite(.boundedConcurrency) struct ImmutableAppCodeTests {
     @Test func mainActorModelIsEditedAndMergedOffTheMainActor() async {
         let state = ScreenState(title: "a", count: 1)
         let merged = await Task.detached {
@@ -377,7 +378,7 @@ struct Legacy: Hashable, Codable, Sendable {
     @Merge(.latest(by: "id")) let note: String
 }
 
-@Suite struct DeprecatedFieldTests {
+@Suite(.boundedConcurrency) struct DeprecatedFieldTests {
     @Test func modelWithADeprecatedFieldHasTheWholeAPI() throws {
         let legacy = Legacy(id: 1, name: "old", title: nil, note: "n")
         #expect(legacy.with(title: "new").title == "new")
@@ -417,7 +418,7 @@ struct Document: Hashable, Sendable {
     func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
 
-@Suite struct IgnoredFieldTests {
+@Suite(.boundedConcurrency) struct IgnoredFieldTests {
     @Test func ignoredFieldIsRecomputedByEveryCopy() throws {
         let document = Document(text: "a b")
         #expect(document.with(text: "a b c").wordCount == 3)

@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import Foundation
 import Testing
 
@@ -205,7 +206,7 @@ struct TapCount: Hashable, Sendable {
     @ImmutableDefault([] as [String]) let tags: [String]
 }
 
-@Suite struct ImmutableAppInitTests {
+@Suite(.boundedConcurrency) struct ImmutableAppInitTests {
     @Test func initializerOfOtherTypesIsNotCalled() throws {
         let post = Post(id: 1, content: "hi")
         #expect(post.content == HTMLString(raw: "<p>hi</p>"))

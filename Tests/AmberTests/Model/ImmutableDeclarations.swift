@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import Foundation
 import Testing
 
@@ -44,7 +45,7 @@ struct NoEquatable {
 @Immutable
 struct Empty: Equatable {}
 
-@Suite struct ImmutableDeclarationTests {
+@Suite(.boundedConcurrency) struct ImmutableDeclarationTests {
     @Test func publicModelHasTheWholeAPI() throws {
         let model = PublicModel(id: UUID(), title: "a")
         var partial = PublicModel.Partial()

@@ -1,7 +1,8 @@
 import Amber
+import AmberTestSupport
 import Testing
 
-@Suite struct ImmutableTests {
+@Suite(.boundedConcurrency) struct ImmutableTests {
     let me = Person(id: "1", name: "Ryan", age: 29, job: "Engineer")
 
     @Test func memberwiseInitDefaultsOptionalsToNil() {

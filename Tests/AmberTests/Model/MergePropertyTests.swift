@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import PropertyBased
 import Testing
 
@@ -9,7 +10,7 @@ private let persons = zip(
     Person(id: "p", name: ["Ann", "Bob", "Cy"][name], age: 20 + age, job: [nil, "Cook", "Pilot"][job])
 }
 
-@Suite struct MergePropertyTests {
+@Suite(.boundedConcurrency) struct MergePropertyTests {
     @Test func mergeWithMineUnchangedGivesTheirs() async {
         await propertyCheck(count: 300, input: persons, persons) { base, theirs in
             let result = Person.merge(base: base, mine: base, theirs: theirs)

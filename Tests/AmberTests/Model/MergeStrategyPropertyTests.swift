@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import PropertyBased
 import Testing
 
@@ -31,7 +32,7 @@ private let notes = zip(
     )
 }
 
-@Suite struct MergeStrategyPropertyTests {
+@Suite(.boundedConcurrency) struct MergeStrategyPropertyTests {
     @Test func mergeWithMineUnchangedGivesTheirs() async {
         await propertyCheck(count: 300, input: notes, notes) { base, theirs in
             let result = SharedNote.merge(base: base, mine: base, theirs: theirs)

@@ -1,3 +1,4 @@
+import AmberTestSupport
 import Testing
 
 @testable import Amber
@@ -9,7 +10,7 @@ final class Screen {
 }
 
 @MainActor
-@Suite struct MainActorObserverTests {
+@Suite(.boundedConcurrency) struct MainActorObserverTests {
     @Test func aMainActorWriteHasNotifiedObserversBeforeItReturns() throws {
         let store = IdentityStore<Person>()
         let screen = Screen()
@@ -101,7 +102,7 @@ final class Screen {
 }
 
 @MainActor
-@Suite struct ReentrantDeliveryTests {
+@Suite(.boundedConcurrency) struct ReentrantDeliveryTests {
     @Test func aWriteFromAnObserverReachesEveryoneAfterTheChangeBeforeIt() throws {
         let store = IdentityStore<Person>()
         let observable = store.observable(id: jack.id)

@@ -11,7 +11,7 @@ final class Owner {
 }
 
 @MainActor
-@Suite struct ObservableValueTests {
+@Suite(.boundedConcurrency) struct ObservableValueTests {
     @Test func observerIsCalledAtOnceThenOnEveryChange() {
         let counter = ObservableValue(1)
         let owner = Owner()

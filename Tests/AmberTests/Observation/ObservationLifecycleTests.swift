@@ -13,7 +13,7 @@ func writeInTheBackground(_ body: @Sendable () throws -> Void) throws {
 }
 
 @MainActor
-@Suite struct ObservationLifecycleTests {
+@Suite(.boundedConcurrency) struct ObservationLifecycleTests {
     @Test func droppedObservablesLeaveTheStore() throws {
         let store = IdentityStore<Person>()
         try store.add(jack)

@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import Foundation
 import PropertyBased
 import Testing
@@ -101,7 +102,7 @@ private let statedQueries = [
 ]
 
 @MainActor
-@Suite struct LiveQueryPropertyTests {
+@Suite(.boundedConcurrency) struct LiveQueryPropertyTests {
     /// After any sequence of writes, each live query holds filter + sort of `store.all`, and its diff
     /// replays the values before the write into the values after it.
     @Test func aLiveQueryIsAlwaysFilterAndSortOfTheStore() async {

@@ -8,7 +8,7 @@ import Testing
 /// Live queries of a store that another writer changes: what arrives from it may also reorder the
 /// store, and ties must follow.
 @MainActor
-@Suite struct LiveQuerySharingTests {
+@Suite(.boundedConcurrency) struct LiveQuerySharingTests {
     private let people = (0..<5).map { Person(id: "\($0)", name: "P\($0)", age: $0 % 2) }
 
     /// Another writer removes two identities and adds them again, one with an equal value: both

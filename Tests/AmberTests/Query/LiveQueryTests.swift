@@ -12,7 +12,7 @@ private let cy = Person(id: "3", name: "Cy", age: 25)
 private let dee = Person(id: "4", name: "Dee", age: 12)
 
 @MainActor
-@Suite struct LiveQueryTests {
+@Suite(.boundedConcurrency) struct LiveQueryTests {
     @Test func startsWithTheFilteredSortedValues() throws {
         let store = IdentityStore<Person>()
         try store.add(contentsOf: [ann, bob, cy, dee])

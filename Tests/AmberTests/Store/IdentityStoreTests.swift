@@ -3,7 +3,7 @@ import AmberTestSupport
 import IdentifiedCollections
 import Testing
 
-@Suite struct IdentityStoreTests {
+@Suite(.boundedConcurrency) struct IdentityStoreTests {
     @Test(arguments: StoreFixture.all)
     func jacksRaise(_ fixture: StoreFixture) throws {
         let store = try fixture.make().store

@@ -1,10 +1,11 @@
+import AmberTestSupport
 import Foundation
 import OrderedCollections
 import Testing
 
 @testable import Amber
 
-@Suite struct RecordDocumentTests {
+@Suite(.boundedConcurrency) struct RecordDocumentTests {
     /// Applies another writer's change the way the store does: deletions leave, upserts stay in
     /// place or (new, or deleted and upserted again) go last in the order given.
     private func apply(_ change: ExternalChange?, to order: [String]) -> [String] {

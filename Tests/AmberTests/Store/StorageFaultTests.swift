@@ -3,7 +3,7 @@ import AmberTestSupport
 import Foundation
 import Testing
 
-@Suite struct StorageFaultTests {
+@Suite(.boundedConcurrency) struct StorageFaultTests {
     private func expectUnreadableFile(_ contents: Data, mentioning cause: String) throws {
         let directory = temporaryDirectory()
         let file = directory.appendingPathComponent("people.json")
@@ -85,7 +85,7 @@ import Testing
     }
 }
 
-@Suite struct FileSharingTests {
+@Suite(.boundedConcurrency) struct FileSharingTests {
     @Test func twoWritersOnOneFileLoseNothing() async throws {
         let directory = temporaryDirectory()
         let first = try IdentityStore<Person>(key: "people", storage: FileStorage(directory: directory))

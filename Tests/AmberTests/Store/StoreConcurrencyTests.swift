@@ -3,7 +3,7 @@ import AmberTestSupport
 import OrderedCollections
 import Testing
 
-@Suite struct StoreConcurrencyTests {
+@Suite(.boundedConcurrency) struct StoreConcurrencyTests {
     /// 8 tasks × 10,000 mixed writes; afterwards the store is consistent and its events replay to it.
     @Test func concurrentMixedWrites() async throws {
         let store = IdentityStore<Person>()

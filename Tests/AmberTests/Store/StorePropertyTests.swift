@@ -1,4 +1,5 @@
 import Amber
+import AmberTestSupport
 import PropertyBased
 import Testing
 
@@ -35,7 +36,7 @@ private let operations = zip(Gen.int(in: 0...20), people, people.array(of: 0...4
     }
 }
 
-@Suite struct StorePropertyTests {
+@Suite(.boundedConcurrency) struct StorePropertyTests {
     /// The store against a plain model (an array of ids and a dictionary) under random operations.
     @Test func storeBehavesLikeAnArrayAndADictionary() async {
         await propertyCheck(count: 200, input: operations.array(of: 0...40)) { operations in

@@ -6,7 +6,7 @@ import Testing
 
 /// Two writers on one place (two storage instances, as an app and its extension have): no
 /// write is computed from a value the other has already replaced.
-@Suite struct StoreSharingTests {
+@Suite(.boundedConcurrency) struct StoreSharingTests {
     /// Two stores on one new place; `mine` writes right after `theirs`, before any poll.
     static func writers(_ fixture: StoreFixture) throws -> (
         mine: IdentityStore<Person>, theirs: IdentityStore<Person>, reopen: @Sendable () throws -> IdentityStore<Person>
@@ -93,7 +93,7 @@ import Testing
 }
 
 /// The two-writer cases specific to one storage.
-@Suite struct StorageSharingDetailTests {
+@Suite(.boundedConcurrency) struct StorageSharingDetailTests {
     @Test func userDefaultsKeepsEveryWriteOfTwoStoresOnOneKey() async throws {
         let suite = "amber-tests-\(UUID().uuidString)"
         let first = try IdentityStore<Person>(key: "people", storage: UserDefaultsStorage(suiteName: suite))
@@ -146,7 +146,7 @@ import Testing
     }
 }
 
-@Suite struct NestedWriteTests {
+@Suite(.boundedConcurrency) struct NestedWriteTests {
     /// A transform writing to another store of the same storage, on the same thread.
     @Test(arguments: StoreFixture.persistent)
     func aWriteInsideAnotherStoresWriteToTheSameStorageThrows(_ fixture: StoreFixture) throws {
@@ -166,7 +166,7 @@ import Testing
 }
 
 @MainActor
-@Suite struct SharingOnTheMainActorTests {
+@Suite(.boundedConcurrency) struct SharingOnTheMainActorTests {
     @Test(arguments: StoreFixture.persistent)
     func aThrowingWriteStillDeliversTheChangesItTookIn(_ fixture: StoreFixture) async throws {
         struct Abort: Error {}
