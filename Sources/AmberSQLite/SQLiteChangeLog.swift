@@ -58,6 +58,30 @@ package enum SQLiteChangeLog {
         return true
     }
 
+    /// Stops logging the writes to `key` until ``resumeLogging(_:key:)``, which must run in the
+    /// same transaction: for a write that sets the log of each record it writes itself, and so
+    /// saves the triggers' insert of every record and the delete that would undo it. No other
+    /// connection can see the pause: it commits only with the resume, or rolls back.
+    ///
+    /// - Returns: Whether `key` was logged, and so must be resumed.
+    package static func pauseLogging(_ db: Database, key: String) throws -> Bool {
+        try db.cachedStatement(sql: "DELETE FROM amber_sync_collections WHERE key = ?").execute(arguments: [key])
+        return db.changesCount > 0
+    }
+
+    /// Logs the writes to `key` again after ``pauseLogging(_:key:)``, without logging the records
+    /// it holds (as a first ``log(_:key:)`` does).
+    package static func resumeLogging(_ db: Database, key: String) throws {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO amber_sync_collections (key) VALUES (?)")
+            .execute(arguments: [key])
+    }
+
+    /// Whether any record of `key` is logged as written.
+    package static func hasWritten(_ db: Database, key: String) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM amber_sync_pending WHERE key = ?)", arguments: [key]) ?? false
+    }
+
     /// Logs record `id` of `key` as written (`true`) or marks it unchanged (`false`).
     package static func setWritten(_ db: Database, key: String, id: String, _ written: Bool) throws {
         if written {

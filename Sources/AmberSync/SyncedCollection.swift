@@ -110,6 +110,12 @@ where Value.ID: Sendable & Codable {
     func apply(_ states: [ServerState]) throws -> [SyncConflict] {
         try store.syncTransaction { (transaction, context: SQLiteWriteContext) -> [SyncConflict] in
             let db = context.database
+            // Every record this writes gets its mark below, which says whether it is pending: the
+            // change log's triggers pause for the key meanwhile. A pull from 0 then writes only
+            // the record and its base, not also a pending entry and the delete that undoes it.
+            let logged = try SQLiteChangeLog.pauseLogging(db, key: key)
+            // Nothing pending before (a first sync): nothing to unmark either.
+            let hadPending = try SQLiteChangeLog.hasWritten(db, key: key)
             var conflicts: [SyncConflict] = []
             var marks: [(id: String, pending: Bool)] = []
             // A first sync has no bases yet: no look-up per record then.
@@ -195,7 +201,8 @@ where Value.ID: Sendable & Codable {
             }
             try SyncSchema.writeBases(db, key: key, bases)
             context.afterRecordsWritten { [key] db in
-                for mark in marks.sorted(by: { SyncSchema.byteOrder($0.id, $1.id) }) {
+                if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
+                for mark in marks.sorted(by: { SyncSchema.byteOrder($0.id, $1.id) }) where mark.pending || hadPending {
                     try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending)
                 }
             }

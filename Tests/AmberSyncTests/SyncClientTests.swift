@@ -37,6 +37,39 @@ import Testing
         #expect(again.pushed == 0 && again.pulled == 0)
     }
 
+    /// A pull writes its records with the change log paused for their collection: the log comes
+    /// back with the pull's commit, for this process's writes and an app extension's alike.
+    @Test func writesAfterAPullAreLoggedAsPendingAgain() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
+        let notes = (0..<3).map { note("note \($0)") }
+        try day.notes.add(contentsOf: notes)
+        _ = try await day.client.sync()
+
+        #expect(try await night.client.sync().pulled == 3)
+        #expect(night.client.pendingCount == 0, "pulled records are not pending")
+        try night.notes.update(id: notes[0].id) { $0.with(text: "edited at night") }
+        #expect(night.client.pendingCount == 1, "an edit after the pull is logged")
+        // An app extension: its own storage on the same file, no sync client.
+        let extensionNotes = try IdentityStore<Note>(key: "notes", storage: SQLiteStorage(path: night.path))
+        try extensionNotes.add(note("from the share extension"))
+        #expect(night.client.pendingCount == 2, "another connection's write after the pull is logged")
+
+        // Both go out, and the night's edit merges with the day's.
+        try day.notes.update(id: notes[0].id) { $0.with(pinned: true) }
+        _ = try await day.client.sync()
+        let report = try await night.client.sync()
+        #expect(report.pushed == 2)
+        #expect(night.client.pendingCount == 0)
+        _ = try await day.client.sync()
+        #expect(day.notes[id: notes[0].id]?.text == "edited at night")
+        #expect(day.notes[id: notes[0].id]?.pinned == true)
+        #expect(day.notes.count == 4)
+    }
+
     /// A long sync reports its progress: batches pushed of the pending records, pages pulled of
     /// the total the server counts for a pull from the beginning.
     @Test(arguments: Backend.allCases)
