@@ -98,8 +98,13 @@ enum InitialSync {
 enum Memory {
     /// Starts a new peak: the high-water mark of resident memory falls to what is resident now.
     ///
+    /// Heap memory freed earlier in the process goes back to the system first (`malloc_trim`):
+    /// otherwise a figure measured after another (`--backend both`) reuses the other's freed
+    /// memory, which is resident already, and its growth reads near 0.
+    ///
     /// - Returns: The resident memory now, in bytes.
     static func resetPeak() -> Int {
+        heap_release_free_memory()
         // Writing 5 to clear_refs resets VmHWM (Linux 4.0 and later).
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
         return field("VmRSS:")

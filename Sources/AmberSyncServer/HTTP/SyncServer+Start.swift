@@ -1,3 +1,5 @@
+import ServiceLifecycle
+
 extension SyncServer {
     /// Starts serving in the background and returns once the server accepts connections.
     ///
@@ -30,5 +32,25 @@ extension SyncServer {
         } onCancel: {
             serving.cancel()
         }
+    }
+}
+
+/// A server is a `Service`: it runs as one service of a `ServiceGroup` of the app's own, beside
+/// the app's other services, and stops gracefully when the group shuts down (its signals, or
+/// `triggerGracefulShutdown()`): it stops accepting connections, answers waiting pulls at once,
+/// and lets requests in flight finish.
+///
+/// ```swift
+/// let server = SyncServer(database: database, port: 8080, logger: logger)
+/// let group = ServiceGroup(services: [server, metricsExporter], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+/// ```
+extension SyncServer: Service {
+    /// Serves as ``run(onListening:)`` does: until the group shuts down gracefully, the task is
+    /// cancelled, or the process gets SIGINT or SIGTERM.
+    ///
+    /// - Throws: When the address cannot be bound.
+    public func run() async throws {
+        try await run(onListening: { _ in })
     }
 }

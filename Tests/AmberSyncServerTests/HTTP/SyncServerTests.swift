@@ -4,6 +4,7 @@ import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Logging
+import ServiceLifecycle
 import Testing
 
 @Suite(.boundedConcurrency) struct SyncServerTests {
@@ -73,4 +74,35 @@ import Testing
             await #expect(throws: (any Error).self) { try await httpRequest(health, timeout: 5) }
         }
     }
+
+    /// In a `ServiceGroup` of the app's own, the server serves until the group shuts down
+    /// gracefully, and answers a pull waiting for changes at once then.
+    @Test(arguments: Backend.allCases)
+    func aServerInAServiceGroupStopsWhenTheGroupShutsDownGracefully(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let token = try await test.database.addUser(named: "ann")
+            let logger = Logger.quietTests
+            // A port free a moment ago: a service reports no port.
+            let probe = try await SyncServer(database: test.database, port: 0, logger: logger).start()
+            let port = probe.port
+            await probe.stop()
+            let server = SyncServer(database: test.database, port: port, logger: logger)
+            let group = ServiceGroup(services: [server], logger: logger)
+            let running = Task { try await group.run() }
+            let health = URL(string: "http://127.0.0.1:\(port)/v1/health")!
+            #expect(await eventually { (try? await httpRequest(health, timeout: 1))?.status == 200 })
+
+            let started = ContinuousClock.now
+            async let waiting = httpRequest(
+                URL(string: "http://127.0.0.1:\(port)/v1/pull?cursor=0&wait=20")!, token: token)
+            try await Task.sleep(for: .milliseconds(300))
+            await group.triggerGracefulShutdown()
+            let pulled = try await waiting
+            #expect(pulled.status == 200)
+            #expect(ContinuousClock.now - started < .seconds(10), "the waiting pull is answered at shutdown")
+            try await running.value
+            await #expect(throws: (any Error).self) { try await httpRequest(health, timeout: 5) }
+        }
+    }
+
 }
