@@ -1,6 +1,5 @@
 // glibc's mallinfo2 is not visible to Swift through the Glibc module, and mallinfo is deprecated
-// (its int fields overflow past 2 GiB), and malloc_trim is not visible either: the C functions
-// the benchmarks need.
+// (its int fields overflow past 2 GiB): this is the one C function the benchmarks need.
 #include "HeapStatistics.h"
 
 #if defined(__APPLE__)
@@ -11,8 +10,6 @@ size_t heap_bytes_in_use(void) {
     malloc_zone_statistics(NULL, &statistics);
     return statistics.size_in_use;
 }
-
-void heap_release_free_memory(void) {}
 #elif defined(__linux__)
 #include <malloc.h>
 
@@ -21,14 +18,8 @@ size_t heap_bytes_in_use(void) {
     // Small blocks from the arenas, and the large ones glibc maps on their own.
     return info.uordblks + info.hblkhd;
 }
-
-void heap_release_free_memory(void) {
-    malloc_trim(0);
-}
 #else
 size_t heap_bytes_in_use(void) {
     return 0;
 }
-
-void heap_release_free_memory(void) {}
 #endif

@@ -94,17 +94,29 @@ enum InitialSync {
     }
 }
 
+extension InitialSync {
+    /// Runs the figure for `backend` in a new process of this executable (`sync initial-sync
+    /// --backend KIND`), which prints its lines and appends its figures to the same results file.
+    static func runInOwnProcess(backend: BackendKind, records: Int) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        process.arguments =
+            ["initial-sync", "--backend", backend.rawValue, "--records", String(records)]
+            + (benchmarkRun.resultsPath.map { ["--results", $0] } ?? [])
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("the initial sync's own process exited with status \(process.terminationStatus)")
+        }
+    }
+}
+
 /// The benchmark process's own memory, from `/proc/self` (Linux).
 enum Memory {
     /// Starts a new peak: the high-water mark of resident memory falls to what is resident now.
     ///
-    /// Heap memory freed earlier in the process goes back to the system first (`malloc_trim`):
-    /// otherwise a figure measured after another (`--backend both`) reuses the other's freed
-    /// memory, which is resident already, and its growth reads near 0.
-    ///
     /// - Returns: The resident memory now, in bytes.
     static func resetPeak() -> Int {
-        heap_release_free_memory()
         // Writing 5 to clear_refs resets VmHWM (Linux 4.0 and later).
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
         return field("VmRSS:")

@@ -6,7 +6,4 @@
 /// The bytes the allocator has handed out and not taken back, large blocks included; 0 where unknown.
 size_t heap_bytes_in_use(void);
 
-/// Gives the heap's free memory back to the system (glibc's `malloc_trim`); does nothing elsewhere.
-void heap_release_free_memory(void);
-
 #endif
