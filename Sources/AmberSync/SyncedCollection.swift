@@ -169,7 +169,7 @@ where Value.ID: Sendable & Codable {
                 }
                 var result: Value?
                 // Taking the server's value leaves nothing to push; only a merge or a kept local
-                // change may differ from it.
+                // change may differ from it. The store then writes the server's text as it is.
                 var keptTheirs = false
                 switch RecordMerge.decide(
                     agreed: agreed, mine: mineObject, theirs: theirsLocalized, serverWentBack: serverWentBack)
@@ -193,7 +193,12 @@ where Value.ID: Sendable & Codable {
                     }
                 }
                 switch result {
-                case let value?: transaction.add(value)
+                case let value?:
+                    if keptTheirs, let text = state.value?.text {
+                        transaction.add(value, encodedAs: text)
+                    } else {
+                        transaction.add(value)
+                    }
                 case nil: transaction.remove(id: identity)
                 }
                 let pending = keptTheirs ? false : try result.map(encode) != theirsLocalized()

@@ -38,6 +38,41 @@ import Testing
         #expect(mode == "wal")
     }
 
+    /// A text handed in with a value (sync's server text) is written as the value's record,
+    /// unless the transaction then replaced the value; either way the record reads back as the
+    /// value committed.
+    @Test func aTextHandedInWithAValueIsItsRecordWhileTheValueStaysTheSame() throws {
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        func stored(_ id: String) throws -> String? {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchOne(
+                    db, sql: "SELECT value FROM amber_records WHERE key = 'entries' AND id = ?", arguments: [id])
+            }
+        }
+        // Keys in another order than the encoder's, and one the model does not know.
+        let text = #"{"payload":"p","server":"kept","index":1,"id":"a"}"#
+        let entry = Entry(id: "a", index: 1, payload: "p")
+        try store.transaction { $0.add(entry, encodedAs: text) }
+        #expect(try stored("a") == text)
+        // An update too.
+        let updated = #"{"id":"a","index":2,"payload":"q"}"#
+        try store.transaction { $0.add(Entry(id: "a", index: 2, payload: "q"), encodedAs: updated) }
+        #expect(try stored("a") == updated)
+
+        // Replaced in the same transaction: the text no longer describes the value.
+        try store.transaction { transaction in
+            let old = #"{"id":"b","index":1,"payload":"old"}"#
+            transaction.add(Entry(id: "b", index: 1, payload: "old"), encodedAs: old)
+            transaction.add(Entry(id: "b", index: 1, payload: "new"))
+        }
+        let b = try JSONDecoder().decode(Entry.self, from: Data(try #require(try stored("b")).utf8))
+        #expect(b == Entry(id: "b", index: 1, payload: "new"))
+
+        let reopened = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        #expect(reopened.all == [Entry(id: "a", index: 2, payload: "q"), Entry(id: "b", index: 1, payload: "new")])
+    }
+
     @Test func aWriteTouchesOnlyTheChangedRecords() throws {
         let path = temporaryDatabasePath()
         let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))

@@ -5,6 +5,7 @@ import AmberSyncServer
 import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
+import GRDB
 import Testing
 
 @testable import AmberSync
@@ -318,6 +319,17 @@ import Testing
         try newNotes.add(colored)
         try await newClient.sync()
         try await old.client.sync()
+        // The old app keeps the server's text of the record it took as it is, color included
+        // (nothing encodes it again), and reads its own value from it.
+        let pulledText = try await old.storage.database.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT value FROM amber_records WHERE key = 'notes' AND id = ?",
+                arguments: [colored.id.uuidString])
+        }
+        #expect(pulledText?.contains(#""color":"amber""#) == true)
+        #expect(old.client.pendingCount == 0)
+        let reopened = try IdentityStore<Note>(key: "notes", storage: SQLiteStorage(path: old.path))
+        #expect(reopened[id: colored.id] == Note(id: colored.id, text: "colored", tagIDs: [], pinned: false))
         try old.notes.update(id: colored.id) { $0.with(text: "edited by the old app") }
         try await old.client.sync()
         try await newClient.sync()

@@ -40,6 +40,10 @@ struct Persistence<Value: Identifiable & Sendable>: Sendable where Value.ID: Sen
         for writes: ResolvedWrites<Value>, recordIDs: RecordIDs<Value.ID>, undecodable: Set<String>
     ) throws -> StorageBatch {
         var batch = StorageBatch(deletions: writes.recordDeletions)
+        func record(for value: Value, id: String) throws -> StoredRecord {
+            if let text = writes.encodings[value.id] { return StoredRecord(id: id, data: Data(text.utf8)) }
+            return try self.record(for: value, id: id)
+        }
         for value in writes.inserted {
             let id = recordID(value.id)
             if undecodable.contains(id) { batch.deletions.append(id) }

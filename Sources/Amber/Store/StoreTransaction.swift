@@ -16,6 +16,8 @@ public struct StoreTransaction<Value: Identifiable> {
     @usableFromInline let base: OrderedDictionary<Value.ID, Value>
     /// The newest write per identity, in the order identities were first written; `nil` removes.
     @usableFromInline private(set) var writes: OrderedDictionary<Value.ID, Value?> = [:]
+    /// Record texts handed in with values by ``add(_:encodedAs:)``, by identity.
+    @usableFromInline private(set) var encodings: [Value.ID: (value: Value, text: String)] = [:]
 
     @inlinable
     init(base: OrderedDictionary<Value.ID, Value>) {
@@ -26,6 +28,17 @@ public struct StoreTransaction<Value: Identifiable> {
     @inlinable
     public mutating func add(_ value: Value) {
         writes[value.id] = .some(value)
+    }
+
+    /// Inserts `value`, or replaces the value of its identity, with `text`: a JSON encoding of
+    /// `value` that decodes back to it (the server's text sync decoded it from). The store writes
+    /// `text` as the value's record instead of encoding it again, as long as the value it commits
+    /// for that identity is still equal to `value`; a store whose values are not `Equatable`
+    /// encodes as usual.
+    @inlinable
+    package mutating func add(_ value: Value, encodedAs text: String) {
+        writes[value.id] = .some(value)
+        encodings[value.id] = (value, text)
     }
 
     /// Removes the value of an identity.
@@ -55,8 +68,12 @@ extension StoreTransaction where Value: Sendable {
             switch (base[id], write) {
             case (nil, let new?):
                 resolved.inserted.append(new)
+                keepEncoding(of: new, in: &resolved, isEqual: isEqual)
             case (let old?, let new?):
-                if isEqual?(old, new) != true { resolved.updated.append(.init(old: old, new: new)) }
+                if isEqual?(old, new) != true {
+                    resolved.updated.append(.init(old: old, new: new))
+                    keepEncoding(of: new, in: &resolved, isEqual: isEqual)
+                }
             case (let old?, nil):
                 resolved.removed.append(old)
             case (nil, nil):
@@ -64,6 +81,13 @@ extension StoreTransaction where Value: Sendable {
             }
         }
         return resolved
+    }
+
+    /// Hands on the text given with `value`'s identity, when `value` is still what it encodes.
+    @inlinable
+    func keepEncoding(of value: Value, in resolved: inout ResolvedWrites<Value>, isEqual: ((Value, Value) -> Bool)?) {
+        guard let isEqual, let encoding = encodings[value.id], isEqual(encoding.value, value) else { return }
+        resolved.encodings[value.id] = encoding.text
     }
 }
 
@@ -75,6 +99,9 @@ struct ResolvedWrites<Value: Identifiable & Sendable> {
     @usableFromInline var removed: [Value] = []
     /// Stored records to delete that hold no value of the store (recovered undecodable records).
     @usableFromInline var recordDeletions: [String] = []
+    /// Texts to write as the records of inserted or updated values, in place of encoding them
+    /// (see ``StoreTransaction/add(_:encodedAs:)``).
+    @usableFromInline var encodings: [Value.ID: String] = [:]
 
     @inlinable init() {}
 
