@@ -95,7 +95,9 @@ where Value.ID: Sendable & Codable {
         let local = record.object
         let fields: [String]
         if let agreed = localized(server) {
-            fields = JSONCoding.changedKeys(from: agreed, to: local)
+            // Both as this model writes them: a record kept as the server's text may hold keys
+            // this model does not know, or numbers spelled otherwise, which are no local change.
+            fields = JSONCoding.changedKeys(from: agreed, to: localized(record) ?? local)
         } else {
             // The server's record does not decode here (a newer shape): send only keys this
             // model wrote, never a removal of a key it may not know.
@@ -158,7 +160,11 @@ where Value.ID: Sendable & Codable {
                 let mineObject = try mine.map(encode)
                 // What the local value is measured against: what this client sent, or the base.
                 let agreed: JSONObject? =
-                    if let applied = state.applied { applied.record?.object } else { base?.value.flatMap(localized) }
+                    if let applied = state.applied {
+                        applied.record.map(modelForm)
+                    } else {
+                        base?.value.flatMap(localized)
+                    }
                 // The server's value as this model writes it, encoded once when needed.
                 var theirsObject: JSONObject??
                 func theirsLocalized() -> JSONObject? {
@@ -205,10 +211,17 @@ where Value.ID: Sendable & Codable {
                 marks.append((state.id, pending))
             }
             try SyncSchema.writeBases(db, key: key, bases)
-            context.afterRecordsWritten { [key] db in
+            context.afterRecordsWritten { [key] db, written in
                 if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
-                for mark in marks.sorted(by: { SyncSchema.byteOrder($0.id, $1.id) }) where mark.pending || hadPending {
-                    try SyncSchema.setPending(db, key: key, id: mark.id, mark.pending)
+                // A record listed twice gets its last mark.
+                var last: [String: Bool] = [:]
+                for mark in marks { last[mark.id] = mark.pending }
+                // A record the store wrote under another id than its state's (an identity held
+                // under a record id of its own) is logged as written, as the triggers would.
+                for id in written where last[id] == nil { last[id] = true }
+                for (id, pending) in last.sorted(by: { SyncSchema.byteOrder($0.key, $1.key) })
+                where pending || hadPending {
+                    try SyncSchema.setPending(db, key: key, id: id, pending)
                 }
             }
             return conflicts
@@ -218,7 +231,12 @@ where Value.ID: Sendable & Codable {
     /// Whether the local value of record `id` is still `sent` (`nil`: absent), as this model writes it.
     private func isUnchanged(_ sent: JSONRecord?, id: String, in transaction: StoreTransaction<Value>) throws -> Bool {
         guard let identity = store.identity(ofRecord: id) else { return false }
-        return try transaction[id: identity].map(encode) == sent?.object
+        return try transaction[id: identity].map(encode) == sent.map(modelForm)
+    }
+
+    /// A record as this model writes it, or as it is when it does not decode as a `Value`.
+    private func modelForm(_ record: JSONRecord) -> JSONObject {
+        localized(record) ?? record.object
     }
 
     /// Keys both sides changed from `base` to different values; every differing key without a base.

@@ -25,7 +25,7 @@ import _ConnectionPoolModule
 /// let database = try await PostgresSyncDatabase(url: "postgres://amber@127.0.0.1:5432/sync", logger: logger)
 /// let token = try await database.addUser(named: "ann")
 /// let server = SyncServer(database: database, port: 8080, logger: logger)
-/// try await server.run()
+/// try await server.run { port in logger.info("listening on port \(port)") }
 /// ```
 public final class PostgresSyncDatabase: SyncDatabase {
     /// The database's address with any password removed, for messages.

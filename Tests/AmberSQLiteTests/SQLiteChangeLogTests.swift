@@ -76,7 +76,7 @@ import Testing
         let count = try entries.syncTransaction { (transaction, context: SQLiteWriteContext) -> Int in
             #expect(context.key == "entries")
             transaction.add(Entry(id: "a", index: 1, payload: ""))
-            context.afterRecordsWritten { db in
+            context.afterRecordsWritten { db, _ in
                 let records = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM amber_records WHERE key = 'entries'")
                 try db.execute(sql: "INSERT INTO beside (id, records) VALUES ('a', ?)", arguments: [records])
             }

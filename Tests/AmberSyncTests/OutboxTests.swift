@@ -38,6 +38,28 @@ import Testing
         }
     }
 
+    /// A record kept as the server's text (a field this model does not know, keys in another
+    /// order) is measured against its base as this model writes both: nothing to send until the
+    /// app changes a field it knows, and then only that field.
+    @Test func aRecordKeptAsTheServersTextPlansOnlyFieldsThisModelChanged() throws {
+        let collection = try #require(collections["notes"])
+        let id = UUID()
+        let server = JSONRecord(
+            unchecked: #"{"pinned":false,"color":"amber","text":"t","tagIDs":[],"id":"\#(id.uuidString)"}"#)
+        let base = SyncSchema.Base(version: 3, value: server)
+        guard case .upToDate = collection.plan(local: server, base: base) else {
+            Issue.record("the server's own text planned a mutation")
+            return
+        }
+        let edited = JSONRecord(
+            unchecked: #"{"id":"\#(id.uuidString)","text":"edited","tagIDs":[],"pinned":false}"#)
+        guard case .send(let version, _, let fields) = collection.plan(local: edited, base: base) else {
+            Issue.record("an edit planned nothing")
+            return
+        }
+        #expect(version == 3 && fields == ["text"])
+    }
+
     @Test func aBatchIsSentAgainAsItWasUntilAnsweredThenNewMutationsTakeTheNextIDs() throws {
         try notes.add(contentsOf: [note("a"), note("b"), note("c")])
         let outbox = Outbox(storage: storage, clientID: "phone", batchSize: 2)

@@ -28,13 +28,14 @@ public struct StoreTransaction<Value: Identifiable> {
     @inlinable
     public mutating func add(_ value: Value) {
         writes[value.id] = .some(value)
+        if !encodings.isEmpty { encodings[value.id] = nil }
     }
 
     /// Inserts `value`, or replaces the value of its identity, with `text`: a JSON encoding of
     /// `value` that decodes back to it (the server's text sync decoded it from). The store writes
-    /// `text` as the value's record instead of encoding it again, as long as the value it commits
-    /// for that identity is still equal to `value`; a store whose values are not `Equatable`
-    /// encodes as usual.
+    /// `text` as the value's record instead of encoding it again, as long as the transaction
+    /// writes nothing else to that identity and the value it commits is equal to `value`; a store
+    /// whose values are not `Equatable` encodes as usual.
     @inlinable
     package mutating func add(_ value: Value, encodedAs text: String) {
         writes[value.id] = .some(value)
@@ -48,6 +49,7 @@ public struct StoreTransaction<Value: Identifiable> {
     public mutating func remove(id: Value.ID) -> Value? {
         guard let old = self[id: id] else { return nil }
         writes[id] = .some(nil)
+        if !encodings.isEmpty { encodings[id] = nil }
         return old
     }
 

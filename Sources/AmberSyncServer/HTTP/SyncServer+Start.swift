@@ -36,9 +36,11 @@ extension SyncServer {
 }
 
 /// A server is a `Service`: it runs as one service of a `ServiceGroup` of the app's own, beside
-/// the app's other services, and stops gracefully when the group shuts down (its signals, or
-/// `triggerGracefulShutdown()`): it stops accepting connections, answers waiting pulls at once,
-/// and lets requests in flight finish.
+/// the app's other services, and stops gracefully when the group shuts down (on the group's
+/// signals, or `triggerGracefulShutdown()`): it stops accepting connections, answers waiting
+/// pulls at once, and lets requests in flight finish. Signals are the group's to handle; a
+/// program that runs the server alone calls ``SyncServer/run(onListening:)``, which handles
+/// SIGINT and SIGTERM itself.
 ///
 /// ```swift
 /// let server = SyncServer(database: database, port: 8080, logger: logger)
@@ -46,11 +48,10 @@ extension SyncServer {
 /// try await group.run()
 /// ```
 extension SyncServer: Service {
-    /// Serves as ``run(onListening:)`` does: until the group shuts down gracefully, the task is
-    /// cancelled, or the process gets SIGINT or SIGTERM.
+    /// Serves until the enclosing `ServiceGroup` shuts down gracefully or the task is cancelled.
     ///
     /// - Throws: When the address cannot be bound.
     public func run() async throws {
-        try await run(onListening: { _ in })
+        try await serve(handlingSignals: false, onListening: { _ in })
     }
 }

@@ -87,16 +87,22 @@ public struct SyncServer: Sendable {
     /// - Parameter onListening: Called once the server accepts connections, with the port it listens on.
     /// - Throws: When the address cannot be bound.
     public func run(onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
+        try await serve(handlingSignals: true, onListening: onListening)
+    }
+
+    /// Migrates the database and serves; with `handlingSignals`, SIGINT and SIGTERM shut the
+    /// server down gracefully, and without, only the enclosing `ServiceGroup`'s shutdown does.
+    func serve(handlingSignals: Bool, onListening: @escaping @Sendable (_ port: Int) async -> Void) async throws {
         try await database.migrate()
         let application = makeApplication(onListening: onListening)
         guard let jwtVerifier else {
-            try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            try await application.runService(gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [])
             return
         }
         // The JWKS document is fetched at start and refreshed for as long as the server runs.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await jwtVerifier.refreshKeys() }
-            try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            try await application.runService(gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [])
             group.cancelAll()
         }
     }
