@@ -19,6 +19,8 @@
         /// How many of the bounded tests run at once: the width `.ci/run` gives the whole run.
         public static let width = 4
 
+        public init() {}
+
         public var isRecursive: Bool { true }
 
         /// One scope per test case; none for the suite itself, which only groups its tests.

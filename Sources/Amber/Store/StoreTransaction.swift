@@ -88,7 +88,9 @@ extension StoreTransaction where Value: Sendable {
     /// Hands on the text given with `value`'s identity, when `value` is still what it encodes.
     @inlinable
     func keepEncoding(of value: Value, in resolved: inout ResolvedWrites<Value>, isEqual: ((Value, Value) -> Bool)?) {
-        guard let isEqual, let encoding = encodings[value.id], isEqual(encoding.value, value) else { return }
+        // Most transactions hand in no text: no look-up then.
+        guard !encodings.isEmpty, let isEqual, let encoding = encodings[value.id], isEqual(encoding.value, value)
+        else { return }
         resolved.encodings[value.id] = encoding.text
     }
 }
