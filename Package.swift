@@ -24,7 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        // The sync server only: an app that depends on AmberSync builds none of these.
+        // The sync server only, but for the client's HTTP on Linux (AmberSync's dependencies): an
+        // app on Apple platforms that depends on AmberSync builds none of these.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
@@ -32,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // Sign-in with the app's own JWTs: verification in the sync server only.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
@@ -87,6 +89,14 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Attachments: SHA-256 of their bytes (CryptoKit on Apple platforms).
                 .product(name: "Crypto", package: "swift-crypto"),
+                // HTTP on Linux, where FoundationNetworking's URLSession keeps a core busy while a
+                // request moves (CONTRIBUTING); Apple platforms build none of these.
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(
+                    name: "NIOHTTPCompression", package: "swift-nio-extras", condition: .when(platforms: [.linux])),
             ]
         ),
         .target(

@@ -8,26 +8,28 @@ import Foundation
 #endif
 
 /// Sends attachment requests, `PUT`s of parts of a file, telling the bytes sent as each chunk
-/// goes out.
+/// goes out: with AsyncHTTPClient on Linux (``AsyncHTTPExchange``), with `URLSession` elsewhere.
 ///
 /// A body is handed over in memory, never as a file: FoundationNetworking on Linux stops the
 /// process when a connection is cut while it streams a body from a file (`_BodyFileSource`).
 final class UploadSession: Sendable {
-    private let handlers = UploadHandlers()
-    private let session: URLSession
+    #if !canImport(AsyncHTTPClient)
+        private let handlers = UploadHandlers()
+        private let session: URLSession
 
-    init() {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 90
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: handlers, delegateQueue: queue)
-    }
+        init() {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = 90
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            session = URLSession(configuration: configuration, delegate: handlers, delegateQueue: queue)
+        }
 
-    deinit {
-        session.finishTasksAndInvalidate()
-    }
+        deinit {
+            session.finishTasksAndInvalidate()
+        }
+    #endif
 
     /// What a request ended with.
     struct Outcome: Sendable {
@@ -41,111 +43,144 @@ final class UploadSession: Sendable {
         let sentence: String
         /// The answer's body, its first MiB.
         let body: Data
+
+        /// The outcome of an answer with status `status`, header fields read by `header`
+        /// (whatever the case of the name) and body `body`.
+        init(status: Int, header: (String) -> String?, body: Data) {
+            self.status = status
+            databaseID = header(SyncHeader.databaseID)
+            uploadOffset = header(SyncHeader.uploadOffset).flatMap { Int64($0) }
+            sentence =
+                (try? ErrorResponse(jsonBytes: body))?.error ?? String(decoding: body.prefix(200), as: UTF8.self)
+            self.body = body
+        }
     }
 
-    /// Sends `request`, with `body` uploaded as its body when given.
+    /// Most bytes of an answer's body kept.
+    static let keptAnswer = 1 << 20
+
+    /// Sends `request`, with `body` uploaded as its body when given (else the request's own).
     ///
     /// - Parameter progress: Told the bytes of the body sent so far, as each chunk goes out.
     func send(_ request: URLRequest, body: Data?, progress: @escaping @Sendable (Int) -> Void = { _ in })
         async throws(SyncError) -> Outcome
     {
-        let session = self.session
-        let handlers = self.handlers
-        let taskBox = LockedValue<URLSessionTask?>(nil)
-        let result: Result<Outcome, SyncError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let task: URLSessionTask =
-                    if let body {
-                        session.uploadTask(with: request, from: body)
-                    } else {
-                        session.dataTask(with: request)
-                    }
-                handlers.register(
-                    task.taskIdentifier, UploadHandlers.Transfer(progress: progress, finish: continuation))
-                taskBox.withLock { $0 = task }
-                task.resume()
+        #if canImport(AsyncHTTPClient)
+            guard let url = request.url else { throw SyncError(.misuse, "an attachment request without an address") }
+            var answer: AsyncHTTPExchange.Head?
+            var kept = Data()
+            try await AsyncHTTPExchange.send(
+                url, method: request.httpMethod ?? "GET", headers: request.allHTTPHeaderFields ?? [:],
+                body: body ?? request.httpBody,
+                sent: progress,
+                head: { head throws(SyncError) in
+                    answer = head
+                    return true
+                },
+                chunk: { part throws(SyncError) in
+                    if kept.count < Self.keptAnswer { kept.append(contentsOf: part.readableBytesView) }
+                })
+            guard let answer else { throw SyncError(.offline, "the server sent no answer") }
+            return Outcome(status: answer.status, header: answer.header, body: kept)
+        #else
+            let session = self.session
+            let handlers = self.handlers
+            let taskBox = LockedValue<URLSessionTask?>(nil)
+            let result: Result<Outcome, SyncError> = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let task: URLSessionTask =
+                        if let body {
+                            session.uploadTask(with: request, from: body)
+                        } else {
+                            session.dataTask(with: request)
+                        }
+                    handlers.register(
+                        task.taskIdentifier, UploadHandlers.Transfer(progress: progress, finish: continuation))
+                    taskBox.withLock { $0 = task }
+                    task.resume()
+                }
+            } onCancel: {
+                taskBox.withLock { $0 }?.cancel()
             }
-        } onCancel: {
-            taskBox.withLock { $0 }?.cancel()
-        }
-        return try result.get()
+            return try result.get()
+        #endif
     }
 }
 
-/// The delegate of an ``UploadSession``: reports each task's bytes sent and collects its answer.
-private final class UploadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: a transfer's own state is touched only on the session's delegate queue, which
-    // runs one callback at a time.
-    private let transfers = LockedValue<[Int: Transfer]>([:])
+#if !canImport(AsyncHTTPClient)
+    /// The delegate of an ``UploadSession``: reports each task's bytes sent and collects its answer.
+    private final class UploadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        // @unchecked: a transfer's own state is touched only on the session's delegate queue, which
+        // runs one callback at a time.
+        private let transfers = LockedValue<[Int: Transfer]>([:])
 
-    final class Transfer {
-        let progress: @Sendable (Int) -> Void
-        let finish: CheckedContinuation<Result<UploadSession.Outcome, SyncError>, Never>
-        var response: HTTPURLResponse?
-        var body = Data()
+        final class Transfer {
+            let progress: @Sendable (Int) -> Void
+            let finish: CheckedContinuation<Result<UploadSession.Outcome, SyncError>, Never>
+            var response: HTTPURLResponse?
+            var body = Data()
 
-        init(
-            progress: @escaping @Sendable (Int) -> Void,
-            finish: CheckedContinuation<Result<UploadSession.Outcome, SyncError>, Never>
+            init(
+                progress: @escaping @Sendable (Int) -> Void,
+                finish: CheckedContinuation<Result<UploadSession.Outcome, SyncError>, Never>
+            ) {
+                self.progress = progress
+                self.finish = finish
+            }
+        }
+
+        func register(_ id: Int, _ transfer: Transfer) {
+            transfers.withLock { $0[id] = transfer }
+        }
+
+        private func transfer(_ id: Int, remove: Bool = false) -> Transfer? {
+            transfers.withLock { remove ? $0.removeValue(forKey: id) : $0[id] }
+        }
+
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+            totalBytesExpectedToSend: Int64
         ) {
-            self.progress = progress
-            self.finish = finish
+            transfer(task.taskIdentifier)?.progress(Int(totalBytesSent))
         }
-    }
 
-    func register(_ id: Int, _ transfer: Transfer) {
-        transfers.withLock { $0[id] = transfer }
-    }
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+        ) {
+            transfer(dataTask.taskIdentifier)?.response = response as? HTTPURLResponse
+            completionHandler(.allow)
+        }
 
-    private func transfer(_ id: Int, remove: Bool = false) -> Transfer? {
-        transfers.withLock { remove ? $0.removeValue(forKey: id) : $0[id] }
-    }
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            guard let transfer = transfer(dataTask.taskIdentifier), transfer.body.count < UploadSession.keptAnswer
+            else {
+                return
+            }
+            transfer.body.append(data)
+        }
 
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
-        totalBytesExpectedToSend: Int64
-    ) {
-        transfer(task.taskIdentifier)?.progress(Int(totalBytesSent))
-    }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) {
-        transfer(dataTask.taskIdentifier)?.response = response as? HTTPURLResponse
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let transfer = transfer(dataTask.taskIdentifier), transfer.body.count < 1 << 20 else { return }
-        transfer.body.append(data)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let transfer = transfer(task.taskIdentifier, remove: true) else { return }
-        let response = transfer.response ?? task.response as? HTTPURLResponse
-        if let error {
-            let cancelled = (error as? URLError)?.code == .cancelled
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            guard let transfer = transfer(task.taskIdentifier, remove: true) else { return }
+            let response = transfer.response ?? task.response as? HTTPURLResponse
+            if let error {
+                let cancelled = (error as? URLError)?.code == .cancelled
+                transfer.finish.resume(
+                    returning: .failure(
+                        SyncError(
+                            .offline, cancelled ? "the upload was cancelled" : (error as NSError).localizedDescription,
+                            underlyingError: error)))
+                return
+            }
+            guard let response else {
+                transfer.finish.resume(returning: .failure(SyncError(.offline, "the server sent no answer")))
+                return
+            }
             transfer.finish.resume(
-                returning: .failure(
-                    SyncError(
-                        .offline, cancelled ? "the upload was cancelled" : (error as NSError).localizedDescription,
-                        underlyingError: error)))
-            return
+                returning: .success(
+                    UploadSession.Outcome(
+                        status: response.statusCode, header: { response.value(forHTTPHeaderField: $0) },
+                        body: transfer.body)))
         }
-        guard let response else {
-            transfer.finish.resume(returning: .failure(SyncError(.offline, "the server sent no answer")))
-            return
-        }
-        let sentence =
-            (try? ErrorResponse(jsonBytes: transfer.body))?.error
-            ?? String(decoding: transfer.body.prefix(200), as: UTF8.self)
-        transfer.finish.resume(
-            returning: .success(
-                UploadSession.Outcome(
-                    status: response.statusCode,
-                    databaseID: response.value(forHTTPHeaderField: SyncHeader.databaseID),
-                    uploadOffset: response.value(forHTTPHeaderField: SyncHeader.uploadOffset).flatMap { Int64($0) },
-                    sentence: sentence, body: transfer.body)))
     }
-}
+#endif

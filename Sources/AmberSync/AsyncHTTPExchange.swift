@@ -1,0 +1,149 @@
+#if canImport(AsyncHTTPClient)
+    import AsyncHTTPClient
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+    import NIOHTTPCompression
+
+    /// The client's HTTP on Linux, over AsyncHTTPClient; Apple platforms use `URLSession`.
+    ///
+    /// FoundationNetworking's `URLSession` re-arms a dispatch timer for every chunk libcurl moves:
+    /// while a request's body went out, that kept a core busy, a third of the client's CPU in a
+    /// first push and most of an upload's (see CONTRIBUTING). The three transports of the client
+    /// (``HTTPSyncTransport``, ``UploadSession`` and ``DownloadSession``) send their requests here
+    /// on Linux, one shared connection pool for the process.
+    enum AsyncHTTPExchange {
+        /// The process's client: never shut down, as `URLSession.shared` is not.
+        ///
+        /// `read` is the longest wait for the next bytes of an answer, as `URLSession`'s
+        /// `timeoutIntervalForRequest` (90 s: a long-poll pull waits at most 60 s for a change).
+        static let client: HTTPClient = {
+            var configuration = HTTPClient.Configuration(
+                timeout: .init(connect: .seconds(30), read: .seconds(90)),
+                // The sync API's answers come gzip-compressed when asked (`Accept-Encoding`);
+                // at most 1 GiB once inflated, far above any page.
+                decompression: .enabled(limit: .size(1 << 30)))
+            configuration.httpVersion = .http1Only
+            return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        }()
+
+        /// An answer's status and header fields.
+        struct Head: Sendable {
+            let status: Int
+            let headers: HTTPHeaders
+
+            /// The value of the header field `name`, whatever its case.
+            func header(_ name: String) -> String? {
+                headers.first(name: name)
+            }
+
+            /// The header fields by lowercased name; the first of a repeated name.
+            var fields: [String: String] {
+                Dictionary(headers.map { ($0.name.lowercased(), $0.value) }) { first, _ in first }
+            }
+        }
+
+        /// Bytes per part of a body handed to the connection, each reported sent once it is taken.
+        static let bodyChunk = 1 << 20
+
+        /// Sends one request; hands the answer's head to `head`, then its body to `chunk`, part
+        /// by part as it arrives.
+        ///
+        /// Cancelling the calling task cancels the request.
+        ///
+        /// - Parameters:
+        ///   - url: The request's address.
+        ///   - method: Its method.
+        ///   - headers: Its header fields.
+        ///   - body: Its body, if any.
+        ///   - timeout: The longest the whole exchange may take; without it, only the wait for
+        ///     each next part of the answer is bounded (``client``).
+        ///   - sent: Told the body's bytes handed to the connection so far, as each part goes.
+        ///   - head: Told the answer's head; returns whether to read the body.
+        ///   - chunk: Told each part of the body.
+        /// - Throws: ``SyncError`` of kind ``SyncError/Kind/offline`` when the exchange fails or
+        ///   is cancelled; what `head` or `chunk` throws.
+        static func send(
+            _ url: URL, method: String, headers: [String: String], body: Data?, timeout: TimeInterval? = nil,
+            sent: @escaping @Sendable (Int) -> Void = { _ in },
+            head: (Head) throws(SyncError) -> Bool,
+            chunk: (ByteBuffer) throws(SyncError) -> Void
+        ) async throws(SyncError) {
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = HTTPMethod(rawValue: method)
+            for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+            if let body {
+                request.body = .stream(BodyParts(data: body, sent: sent), length: .known(Int64(body.count)))
+            }
+            let deadline: NIODeadline =
+                if let timeout { .now() + .milliseconds(Int64(timeout * 1_000)) } else { .distantFuture }
+            do {
+                let response = try await client.execute(request, deadline: deadline)
+                let answer = Head(status: Int(response.status.code), headers: response.headers)
+                guard try head(answer) else { return }
+                for try await part in response.body {
+                    try chunk(part)
+                }
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                throw offline(error)
+            }
+        }
+
+        /// Sends one request and collects its answer: status, header fields and the whole body.
+        static func exchange(
+            _ url: URL, method: String, headers: [String: String], body: Data?, timeout: TimeInterval? = nil
+        ) async throws(SyncError) -> (head: Head, body: Data) {
+            var answer: Head?
+            var collected = Data()
+            try await send(
+                url, method: method, headers: headers, body: body, timeout: timeout,
+                head: { head throws(SyncError) in
+                    answer = head
+                    return true
+                },
+                chunk: { part throws(SyncError) in collected.append(contentsOf: part.readableBytesView) })
+            guard let answer else { throw SyncError(.protocolViolation, "not an HTTP answer") }
+            return (answer, collected)
+        }
+
+        /// An error of the exchange as the client reports it.
+        private static func offline(_ error: any Error) -> SyncError {
+            if error is CancellationError || (error as? HTTPClientError) == .cancelled {
+                return SyncError(.offline, "the request was cancelled", underlyingError: error)
+            }
+            if (error as? HTTPClientError) == .deadlineExceeded || (error as? HTTPClientError) == .readTimeout {
+                return SyncError(.offline, "the request timed out", underlyingError: error)
+            }
+            return SyncError(.offline, String(describing: error), underlyingError: error)
+        }
+    }
+
+    /// A request body in parts of ``AsyncHTTPExchange/bodyChunk`` bytes, telling the bytes taken
+    /// so far as each part is taken.
+    private struct BodyParts: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let data: Data
+        let sent: @Sendable (Int) -> Void
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            let data: Data
+            let sent: @Sendable (Int) -> Void
+            var offset = 0
+
+            mutating func next() async -> ByteBuffer? {
+                guard offset < data.count else { return nil }
+                let end = Swift.min(offset + AsyncHTTPExchange.bodyChunk, data.count)
+                let part = ByteBuffer(bytes: data[data.startIndex + offset..<data.startIndex + end])
+                offset = end
+                sent(offset)
+                return part
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(data: data, sent: sent)
+        }
+    }
+#endif
