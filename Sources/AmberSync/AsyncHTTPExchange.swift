@@ -20,8 +20,8 @@
         static let client: HTTPClient = {
             var configuration = HTTPClient.Configuration(
                 timeout: .init(connect: .seconds(30), read: .seconds(90)),
-                // The sync API's answers come gzip-compressed when asked (`Accept-Encoding`);
-                // at most 1 GiB once inflated, far above any page.
+                // Asks for gzip-compressed answers (`Accept-Encoding`, as `URLSession` does) and
+                // inflates them: at most 1 GiB once inflated, far above any page.
                 decompression: .enabled(limit: .size(1 << 30)))
             configuration.httpVersion = .http1Only
             return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

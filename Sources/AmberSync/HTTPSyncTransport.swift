@@ -32,11 +32,8 @@ package struct HTTPSyncTransport: SyncTransport {
             throw SyncError(.misuse, "\(server) is not a server address this client can use")
         }
         #if canImport(AsyncHTTPClient)
-            var headers = request.headers
-            // As URLSession asks, which inflates what it gets.
-            headers["Accept-Encoding"] = "gzip"
             let answer = try await AsyncHTTPExchange.exchange(
-                url, method: request.method, headers: headers, body: request.body, timeout: request.timeout)
+                url, method: request.method, headers: request.headers, body: request.body, timeout: request.timeout)
             return SyncTransportResponse(status: answer.head.status, headers: answer.head.fields, body: answer.body)
         #else
             return try await sendWithURLSession(request, to: url)
