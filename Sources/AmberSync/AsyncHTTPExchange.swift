@@ -23,6 +23,7 @@
                 // Asks for gzip-compressed answers (`Accept-Encoding`, as `URLSession` does) and
                 // inflates them: at most 1 GiB once inflated, far above any page.
                 decompression: .enabled(limit: .size(1 << 30)))
+            // The sync server speaks HTTP/1.1: a request in flight has a connection of its own.
             configuration.httpVersion = .http1Only
             return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         }()
@@ -101,6 +102,10 @@
                 url, method: method, headers: headers, body: body, timeout: timeout,
                 head: { head throws(SyncError) in
                     answer = head
+                    // The length sent; an answer inflated from gzip grows past it.
+                    if let length = head.header("Content-Length").flatMap(Int.init), length > 0 {
+                        collected.reserveCapacity(Swift.min(length, 64 << 20))
+                    }
                     return true
                 },
                 chunk: { part throws(SyncError) in collected.append(contentsOf: part.readableBytesView) })
