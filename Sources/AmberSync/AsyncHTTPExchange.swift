@@ -25,6 +25,11 @@
                 decompression: .enabled(limit: .size(1 << 30)))
             // The sync server speaks HTTP/1.1: a request in flight has a connection of its own.
             configuration.httpVersion = .http1Only
+            // Every client of the process shares this pool, and each live client holds a
+            // connection in its long-poll: with the default of 8 a host's connections, the ninth
+            // waiting client would make every other request wait for a long-poll to end.
+            configuration.connectionPool = .init(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 1_024)
             return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         }()
 

@@ -35,6 +35,31 @@ import Testing
         #expect(page.changes.count == 300)
     }
 
+    /// Long-polls of many clients in one process, each holding a connection while it waits, leave
+    /// room for another request to the same server: it is answered at once, not after a wait ends.
+    @Test func manyWaitingPullsLeaveRoomForAnotherRequest() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        func pull(wait: Int) -> SyncTransportRequest {
+            SyncTransportRequest(
+                method: "GET", path: "v1/pull",
+                query: [URLQueryItem(name: "cursor", value: "0")]
+                    + (wait > 0 ? [URLQueryItem(name: "wait", value: "\(wait)")] : []),
+                headers: ["Authorization": "Bearer \(token)"], timeout: wait > 0 ? TimeInterval(wait + 30) : nil)
+        }
+        // One transport per client, as each `SyncClient` has its own.
+        let waiting = (0..<12).map { _ in
+            Task { try await HTTPSyncTransport(server: server.url).send(pull(wait: 20)) }
+        }
+        defer { for task in waiting { task.cancel() } }
+        try await Task.sleep(for: .milliseconds(500))
+        let start = ContinuousClock.now
+        let answer = try await HTTPSyncTransport(server: server.url).send(pull(wait: 0))
+        #expect(answer.status == 200)
+        #expect(ContinuousClock.now - start < .seconds(10), "answered while the twelve pulls still wait")
+    }
+
     /// A request with a time limit to a server that accepts the connection and never answers
     /// fails as offline once the limit has passed, not after the 90 s an answer may take.
     @Test func aServerThatNeverAnswersFailsARequestAtItsTimeLimit() async throws {
