@@ -109,8 +109,36 @@ where Value.ID: Sendable & Codable {
 
     // MARK: Applying
 
+    /// Most records decoded on one thread before a transaction: a larger batch of pulled records
+    /// is decoded on every core.
+    static var decodedOnOneThread: Int { 512 }
+
+    /// The values of the pulled records among `states` (not those answering a mutation of
+    /// this client), decoded before the transaction that applies them: decoding is the largest
+    /// part of applying a page, and a large batch is decoded on every core while the store's
+    /// writer waits. `nil` where a state was not decoded ahead; `.some(nil)` where its record
+    /// does not decode as a `Value`.
+    private func decodeAhead(_ states: [ServerState]) -> [Value??] {
+        var decoded = [Value??](repeating: nil, count: states.count)
+        let wanted = states.indices.filter { states[$0].applied == nil && states[$0].value != nil }
+        let threads = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        guard wanted.count > Self.decodedOnOneThread, threads > 1 else { return decoded }
+        decoded.withUnsafeMutableBufferPointer { buffer in
+            // Each index is written by one thread only.
+            nonisolated(unsafe) let buffer = buffer
+            DispatchQueue.concurrentPerform(iterations: threads) { part in
+                for index in stride(from: part, to: wanted.count, by: threads) {
+                    let state = wanted[index]
+                    buffer[state] = .some(states[state].value.flatMap(decode))
+                }
+            }
+        }
+        return decoded
+    }
+
     func apply(_ states: [ServerState]) throws -> [SyncConflict] {
-        try store.syncTransaction { (transaction, context: SQLiteWriteContext) -> [SyncConflict] in
+        let decodedAhead = decodeAhead(states)
+        return try store.syncTransaction { (transaction, context: SQLiteWriteContext) -> [SyncConflict] in
             let db = context.database
             // Every record this writes gets its mark below, which says whether it is pending: the
             // change log's triggers pause for the key meanwhile. A pull from 0 then writes only
@@ -125,7 +153,7 @@ where Value.ID: Sendable & Codable {
             // New bases, written at the end in the order of their ids (see `writeBases`); the
             // last for a record listed twice.
             var bases: [String: SyncSchema.Base?] = [:]
-            for state in states {
+            for (index, state) in states.enumerated() {
                 if let mutationID = state.answered {
                     try Outbox.markAnswered(mutationID, in: db)
                 }
@@ -152,7 +180,7 @@ where Value.ID: Sendable & Codable {
                     marks.append((state.id, false))
                     continue
                 }
-                let theirs = state.value.flatMap(decode)
+                let theirs = decodedAhead[index] ?? state.value.flatMap(decode)
                 if state.value != nil, theirs == nil { continue }  // a shape this model cannot read: left alone
                 guard let identity = theirs?.id ?? store.identity(ofRecord: state.id) ?? base?.value.flatMap(decode)?.id
                 else { continue }

@@ -32,6 +32,14 @@ struct NoteWithColor: Identifiable, Hashable, Codable, Sendable {
     let color: String?
 }
 
+/// The note of a newer app version whose `pinned` is text: older versions cannot read it.
+@Immutable
+struct ReshapedNote: Identifiable, Hashable, Codable, Sendable {
+    let id: UUID
+    let text: String
+    let pinned: String
+}
+
 /// A note as the `notes` executable writes it.
 struct NotesAppNote: Identifiable, Hashable, Codable, Sendable {
     let id: UUID
