@@ -235,7 +235,7 @@ private final class DownloadTransfer: @unchecked Sendable {
     private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         // @unchecked: a transfer's own state is touched only on the session's delegate queue,
         // which runs one callback at a time.
-        private typealias Finish = CheckedContinuation<Result<DownloadSession.Outcome, SyncError>, Never>
+        typealias Finish = CheckedContinuation<Result<DownloadSession.Outcome, SyncError>, Never>
         private let transfers = LockedValue<[Int: (transfer: DownloadTransfer, finish: Finish)]>([:])
 
         func register(_ id: Int, _ transfer: DownloadTransfer, finish: Finish) {
