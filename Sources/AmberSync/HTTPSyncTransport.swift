@@ -9,13 +9,13 @@ import Foundation
 /// `URLSession` elsewhere.
 package struct HTTPSyncTransport: SyncTransport {
     package let server: URL
-    #if !canImport(AsyncHTTPClient)
+    #if !os(Linux)
         let session: URLSession
     #endif
 
     package init(server: URL) {
         self.server = server
-        #if !canImport(AsyncHTTPClient)
+        #if !os(Linux)
             let configuration = URLSessionConfiguration.ephemeral
             // Long enough for a long-poll pull (at most 60 s of waiting) on a slow network.
             configuration.timeoutIntervalForRequest = 90
@@ -31,7 +31,7 @@ package struct HTTPSyncTransport: SyncTransport {
         guard let url = components?.url else {
             throw SyncError(.misuse, "\(server) is not a server address this client can use")
         }
-        #if canImport(AsyncHTTPClient)
+        #if os(Linux)
             let answer = try await AsyncHTTPExchange.exchange(
                 url, method: request.method, headers: request.headers, body: request.body, timeout: request.timeout)
             return SyncTransportResponse(status: answer.head.status, headers: answer.head.fields, body: answer.body)
@@ -41,7 +41,7 @@ package struct HTTPSyncTransport: SyncTransport {
     }
 }
 
-#if !canImport(AsyncHTTPClient)
+#if !os(Linux)
     extension HTTPSyncTransport {
         private func sendWithURLSession(_ request: SyncTransportRequest, to url: URL) async throws(SyncError)
             -> SyncTransportResponse

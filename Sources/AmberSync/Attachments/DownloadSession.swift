@@ -21,7 +21,7 @@ import Foundation
 /// and on Linux handed to the disk every few MiB (`sync_file_range`), so that the flush that
 /// keeps the file has little left to wait for.
 final class DownloadSession: Sendable {
-    #if !canImport(AsyncHTTPClient)
+    #if !os(Linux)
         private let handlers = DownloadHandlers()
         private let session: URLSession
 
@@ -66,7 +66,7 @@ final class DownloadSession: Sendable {
         let transfer = DownloadTransfer(partial: partial, existing: existing, held: held, progress: progress)
         var headers = ["Authorization": "Bearer \(token)"]
         if existing > 0 { headers["Range"] = "bytes=\(existing)-" }
-        #if canImport(AsyncHTTPClient)
+        #if os(Linux)
             var failure: SyncError?
             do {
                 try await AsyncHTTPExchange.send(
@@ -230,7 +230,7 @@ private final class DownloadTransfer: @unchecked Sendable {
     }
 }
 
-#if !canImport(AsyncHTTPClient)
+#if !os(Linux)
     /// The delegate of a ``DownloadSession``: hands each task's answer to its transfer.
     private final class DownloadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         // @unchecked: a transfer's own state is touched only on the session's delegate queue,

@@ -13,7 +13,7 @@ import Foundation
 /// A body is handed over in memory, never as a file: FoundationNetworking on Linux stops the
 /// process when a connection is cut while it streams a body from a file (`_BodyFileSource`).
 final class UploadSession: Sendable {
-    #if !canImport(AsyncHTTPClient)
+    #if !os(Linux)
         private let handlers = UploadHandlers()
         private let session: URLSession
 
@@ -65,7 +65,7 @@ final class UploadSession: Sendable {
     func send(_ request: URLRequest, body: Data?, progress: @escaping @Sendable (Int) -> Void = { _ in })
         async throws(SyncError) -> Outcome
     {
-        #if canImport(AsyncHTTPClient)
+        #if os(Linux)
             guard let url = request.url else { throw SyncError(.misuse, "an attachment request without an address") }
             var answer: AsyncHTTPExchange.Head?
             var kept = Data()
@@ -107,7 +107,7 @@ final class UploadSession: Sendable {
     }
 }
 
-#if !canImport(AsyncHTTPClient)
+#if !os(Linux)
     /// The delegate of an ``UploadSession``: reports each task's bytes sent and collects its answer.
     private final class UploadHandlers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         // @unchecked: a transfer's own state is touched only on the session's delegate queue, which
