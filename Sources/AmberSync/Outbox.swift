@@ -44,6 +44,9 @@ struct Outbox: Sendable {
     struct Batch: Sendable {
         let mutations: [Mutation]
         let bytes: Int
+        /// For a batch planned from the pending records, the last record it holds, in the order
+        /// of planning: the next batch may be planned after it while this one is unanswered.
+        var last: Position? = nil
 
         var isEmpty: Bool { mutations.isEmpty }
     }
@@ -62,11 +65,19 @@ struct Outbox: Sendable {
     ///
     /// - Throws: ``SyncError`` of kind ``SyncError/Kind/misuse`` when an unanswered mutation is of
     ///   a collection not in `collections`; of kind ``SyncError/Kind/storage`` when the file fails.
-    func nextBatch(for collections: [String: any SyncedCollection]) throws(SyncError) -> Batch {
+    ///
+    /// - Parameters:
+    ///   - collections: The synced collections.
+    ///   - position: Plan only records after this one, and leave the mutations sent and not
+    ///     answered alone: the batch that ended there is still at the server, and its records
+    ///     are still pending.
+    func nextBatch(for collections: [String: any SyncedCollection], after position: Position? = nil)
+        throws(SyncError) -> Batch
+    {
         try storage.syncWrite { db in
-            if let unanswered = try unansweredBatch(db, collections: collections) { return unanswered }
+            if position == nil, let unanswered = try unansweredBatch(db, collections: collections) { return unanswered }
             guard !collections.isEmpty else { return Batch(mutations: [], bytes: 0) }
-            let planned = try plan(db, collections: collections)
+            let planned = try plan(db, collections: collections, after: position)
             guard !planned.isEmpty else { return Batch(mutations: [], bytes: 0) }
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
             let insert = try db.cachedStatement(
@@ -81,8 +92,17 @@ struct Outbox: Sendable {
                 try insert.execute(arguments: [mutation.mutationID, plan.key, body])
                 return mutation
             }
-            return Batch(mutations: mutations, bytes: bytes)
+            return Batch(
+                mutations: mutations, bytes: bytes, last: planned.last.map { Position(key: $0.key, id: $0.id) })
         }
+    }
+
+    /// The mutations sent and not answered, in the order of their ids.
+    ///
+    /// - Throws: ``SyncError`` of kind ``SyncError/Kind/misuse`` when one is of a collection not
+    ///   in `collections`.
+    func unanswered(for collections: [String: any SyncedCollection]) throws(SyncError) -> [Mutation] {
+        try storage.syncWrite { db in try unansweredBatch(db, collections: collections)?.mutations ?? [] }
     }
 
     /// Plans batches half as large from now on, for a server that refused a batch as too large
@@ -170,10 +190,21 @@ struct Outbox: Sendable {
         return Batch(mutations: mutations, bytes: bytes)
     }
 
+    /// A pending record's place in the order batches are planned in: by key, then id, as SQLite
+    /// orders their bytes.
+    struct Position: Sendable, Equatable {
+        let key: String
+        let id: String
+    }
+
     private typealias Plan = (key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?)
 
-    private func plan(_ db: Database, collections: [String: any SyncedCollection]) throws -> [Plan] {
+    private func plan(_ db: Database, collections: [String: any SyncedCollection], after position: Position?) throws
+        -> [Plan]
+    {
         let keys = Array(collections.keys)
+        var arguments = StatementArguments(keys)
+        if let position { arguments += [position.key, position.id] }
         var planned: [Plan] = []
         var bytes = 0
         // Records that need no push leave the pending list as they are looked at, so the next
@@ -187,9 +218,10 @@ struct Outbox: Sendable {
                     LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
                     LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
                     WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
-                    ORDER BY p.key LIMIT \(batchSize)
+                    \(position == nil ? "" : "AND (p.key, p.id) > (?, ?)")
+                    ORDER BY p.key, p.id LIMIT \(batchSize)
                     """,
-                arguments: StatementArguments(keys))
+                arguments: arguments)
             looked = rows.count
             for row in rows {
                 // Full: the records left stay pending, for the next batch.

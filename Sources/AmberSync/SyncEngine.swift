@@ -52,6 +52,8 @@ actor SyncEngine {
         defer { release() }
         var report = Tally()
         do {
+            // Answers received before the process stopped, and not applied, go in first.
+            try applyKeptAnswers(into: &report)
             // A reset cut short (offline, killed) goes on first: nothing is pushed against an
             // old history.
             if try database({ try SyncSchema.isResettingHistory($0) }) {
@@ -115,8 +117,26 @@ actor SyncEngine {
 
     // MARK: Push
 
+    /// A push's answer, kept in the file and not yet applied.
+    private struct Received {
+        let batch: Outbox.Batch
+        let response: PushResponse
+        /// The cursor the push was sent with.
+        let cursor: Int64
+        /// The cursor and tag applying the answer leaves.
+        let cursorAfter: (Int64, String?)
+        /// Whether the answer is kept in the file (`amber_sync_answers`).
+        var kept = false
+    }
+
     /// Pushes until nothing is pending: as many rounds as the pending records fill, and a few
     /// more for the records merges make pending again.
+    ///
+    /// While the server applies a batch, this client applies the answer to the batch before it:
+    /// the next batch is planned from the records after the last one sent (those sent are still
+    /// pending until their answer is applied), and the answer is kept in the file before the next
+    /// batch goes, since the server then forgets it. A process stopped in between applies the
+    /// kept answer when it next syncs (``applyKeptAnswers(into:)``).
     private func push(into report: inout Tally) async throws(SyncError) {
         let pending = try outbox.pendingCount()
         // Batches until the records pending now are sent (each holds at least one), then extra rounds.
@@ -124,18 +144,68 @@ actor SyncEngine {
         var rounds = Self.pushRounds
         var renewedClientID = false
         var done = SyncProgress(phase: .pushing, completed: 0, total: pending, bytes: 0)
-        while unsent > 0 || rounds > 0 {
-            if unsent <= 0 { rounds -= 1 }
-            let batch = try outbox.nextBatch(for: collections.withLock { $0 })
-            guard !batch.isEmpty else { return }
+        var held: Received?
+        while true {
+            let known = collections.withLock { $0 }
+            let batch: Outbox.Batch
+            if let last = held?.batch.last {
+                batch = try outbox.nextBatch(for: known, after: last)
+            } else {
+                if let received = held {
+                    try apply(received, into: &report, done: &done)
+                    held = nil
+                }
+                guard unsent > 0 || rounds > 0 else { return }
+                if unsent <= 0 { rounds -= 1 }
+                batch = try outbox.nextBatch(for: known)
+            }
+            guard !batch.isEmpty else {
+                if let received = held {
+                    // The records after the last batch are all sent: its answer goes in, and
+                    // the next batch is planned from the start again.
+                    try apply(received, into: &report, done: &done)
+                    held = nil
+                    continue
+                }
+                return
+            }
             unsent -= batch.mutations.count
             // A record never reaches the server before the files it names.
             try await attachments?.upload(referencedBy: batch.mutations)
+            let (cursor, cursorTag) =
+                if let after = held?.cursorAfter { after } else {
+                    try database { (try SyncSchema.cursor($0), try SyncSchema.cursorTag($0)) }
+                }
+            let request = PushRequest(
+                clientID: clientID, mutations: batch.mutations, cursor: cursor, cursorTag: cursorTag)
             let answer: SyncAPI.Answer<PushResponse>
-            let (cursor, cursorTag) = try database { (try SyncSchema.cursor($0), try SyncSchema.cursorTag($0)) }
-            do {
-                answer = try await api.push(
-                    PushRequest(clientID: clientID, mutations: batch.mutations, cursor: cursor, cursorTag: cursorTag))
+            do throws(SyncError) {
+                if var received = held {
+                    // The server works on this batch while this client applies the answer before
+                    // it. The server forgets that answer when this batch reaches it: it is kept
+                    // in the file until applied.
+                    try database { db in
+                        try SyncSchema.keepAnswer(
+                            db, firstMutationID: received.batch.mutations[0].mutationID, cursor: received.cursor,
+                            received.response)
+                    }
+                    received.kept = true
+                    held = received
+                    let api = api
+                    async let sent = Self.result { () async throws(SyncError) -> SyncAPI.Answer<PushResponse> in
+                        try await api.push(request)
+                    }
+                    do {
+                        try apply(received, into: &report, done: &done)
+                    } catch {
+                        _ = await sent
+                        throw error
+                    }
+                    held = nil
+                    answer = try await sent.get()
+                } else {
+                    answer = try await api.push(request)
+                }
             } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
                 // Another device uses this client id (this file was copied): nothing was applied.
                 // Take a new id; the pending records are planned again under it.
@@ -151,27 +221,80 @@ actor SyncEngine {
                 continue
             }
             try check(databaseID: answer.databaseID)
-            let answers = Outbox.answers(to: batch.mutations, results: answer.body.results)
-            report.pushed += answers.applied
-            report.pulled += answers.refused
-            for key in answers.order {
-                report.merged += try apply(answers.states[key] ?? [], to: key)
-            }
-            try moveCursor(from: cursor, over: answer.body)
-            done.completed += batch.mutations.count
-            done.total = max(done.total ?? 0, done.completed)
-            done.bytes += batch.bytes
-            progress(done)
+            let response = answer.body
+            held = Received(
+                batch: batch, response: response, cursor: cursor,
+                cursorAfter: Self.cursor(from: (cursor, cursorTag), over: response))
         }
+    }
+
+    /// What `body` returns or throws, as a value: an `async let` of it throws no untyped error.
+    private static func result<Value: Sendable>(_ body: @Sendable () async throws(SyncError) -> Value) async -> Result<
+        Value, SyncError
+    > {
+        do {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Applies a push's answer: the server's states of the records pushed, the cursor moved past
+    /// this client's own changes, the kept answer dropped.
+    private func apply(_ received: Received, into report: inout Tally, done: inout SyncProgress) throws(SyncError) {
+        try applyAnswer(received.response, to: received.batch.mutations, sentAt: received.cursor, into: &report)
+        if received.kept {
+            try database { try SyncSchema.dropAnswer($0, firstMutationID: received.batch.mutations[0].mutationID) }
+        }
+        done.completed += received.batch.mutations.count
+        done.total = max(done.total ?? 0, done.completed)
+        done.bytes += received.batch.bytes
+        progress(done)
+    }
+
+    private func applyAnswer(
+        _ response: PushResponse, to mutations: [Mutation], sentAt cursor: Int64, into report: inout Tally
+    ) throws(SyncError) {
+        let answers = Outbox.answers(to: mutations, results: response.results)
+        report.pushed += answers.applied
+        report.pulled += answers.refused
+        for key in answers.order {
+            report.merged += try apply(answers.states[key] ?? [], to: key)
+        }
+        try moveCursor(from: cursor, over: response)
+    }
+
+    /// Applies the push answers kept and not applied (the process stopped in between), to the
+    /// mutations of theirs still unanswered in the outbox.
+    private func applyKeptAnswers(into report: inout Tally) throws(SyncError) {
+        for kept in try database({ try SyncSchema.keptAnswers($0) }) {
+            let mutations = try outbox.unanswered(for: collections.withLock { $0 })
+            let byID = Dictionary(mutations.map { ($0.mutationID, $0) }, uniquingKeysWith: { first, _ in first })
+            // Those of collections applied before the stop have left the outbox already.
+            let answered = kept.response.results.filter { byID[$0.mutationID] != nil }
+            let response = PushResponse(
+                results: answered, cursor: kept.response.cursor, cursorTag: kept.response.cursorTag)
+            try applyAnswer(
+                response, to: answered.compactMap { byID[$0.mutationID] }, sentAt: kept.cursor, into: &report)
+            try database { try SyncSchema.dropAnswer($0, firstMutationID: kept.firstMutationID) }
+        }
+    }
+
+    /// The cursor and tag that applying `answer` to a push sent at `cursor` leaves: past this
+    /// client's own changes when ``moveCursor(from:over:)`` moves it.
+    private static func cursor(from cursor: (Int64, String?), over answer: PushResponse) -> (Int64, String?) {
+        guard let moved = answer.cursor, let tag = answer.cursorTag, moved > cursor.0,
+            PushResponse.cursor(after: cursor.0, applying: answer.results) == moved
+        else { return cursor }
+        return (moved, tag)
     }
 
     /// Moves the cursor past this client's own changes when the push's answer says that the
     /// versions right after `cursor` are all theirs (and the results agree): pulling them would
     /// only bring back what this file already holds.
     private func moveCursor(from cursor: Int64, over answer: PushResponse) throws(SyncError) {
-        guard let moved = answer.cursor, let tag = answer.cursorTag, moved > cursor,
-            PushResponse.cursor(after: cursor, applying: answer.results) == moved
-        else { return }
+        let (moved, tag) = Self.cursor(from: (cursor, nil), over: answer)
+        guard moved != cursor else { return }
         try database { db in
             // Only from where the push began: a pull in between already moved it.
             guard try SyncSchema.cursor(db) == cursor else { return }
@@ -296,6 +419,11 @@ actor SyncEngine {
             }
             count += changes.count
         }
+    }
+
+    /// Plans push batches of at most `count` mutations (tests make them smaller).
+    func apply(pushBatchSize count: Int) {
+        outbox = Outbox(storage: storage, clientID: outbox.clientID, batchSize: count)
     }
 
     /// Sets ``recordsPerTransaction``.

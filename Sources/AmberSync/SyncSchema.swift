@@ -12,6 +12,9 @@ import GRDB
 /// - `amber_sync_base`: per record, the server's version and value they last agreed on: the base
 ///   of three-way merges, and what local changes are measured against.
 /// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash.
+/// - `amber_sync_answers`: push answers received and not yet applied, applied first after a crash:
+///   the next batch goes to the server while the client applies the answer to the one before, and
+///   the server then forgets that answer.
 /// - `amber_sync_meta`: the client id, the pull cursor, the next mutation id.
 enum SyncSchema {
     static func prepare(_ db: Database) throws {
@@ -24,7 +27,41 @@ enum SyncSchema {
                     PRIMARY KEY (key, id)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS amber_sync_outbox (
                     mutation_id INTEGER PRIMARY KEY NOT NULL, collection TEXT NOT NULL, body TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS amber_sync_answers (
+                    first_mutation_id INTEGER PRIMARY KEY NOT NULL, cursor INTEGER NOT NULL, body TEXT NOT NULL);
                 """)
+    }
+
+    // MARK: Kept answers
+
+    /// A push's answer, kept until it is applied, with the cursor the push was sent with.
+    struct KeptAnswer {
+        let firstMutationID: Int64
+        let cursor: Int64
+        let response: PushResponse
+    }
+
+    /// Keeps the answer to a push whose first mutation is `firstMutationID`, sent with `cursor`.
+    static func keepAnswer(_ db: Database, firstMutationID: Int64, cursor: Int64, _ response: PushResponse) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO amber_sync_answers (first_mutation_id, cursor, body) VALUES (?, ?, ?)",
+            arguments: [firstMutationID, cursor, JSONWriter.text(of: response)])
+    }
+
+    /// The answers kept and not yet applied, oldest first.
+    static func keptAnswers(_ db: Database) throws -> [KeptAnswer] {
+        try Row.fetchAll(db, sql: "SELECT first_mutation_id, cursor, body FROM amber_sync_answers ORDER BY 1").map {
+            row in
+            let body: String = row[2]
+            return KeptAnswer(
+                firstMutationID: row[0], cursor: row[1], response: try PushResponse(jsonBytes: body.utf8))
+        }
+    }
+
+    /// Forgets a kept answer once it is applied.
+    static func dropAnswer(_ db: Database, firstMutationID: Int64) throws {
+        try db.execute(
+            sql: "DELETE FROM amber_sync_answers WHERE first_mutation_id = ?", arguments: [firstMutationID])
     }
 
     // MARK: Meta
@@ -88,7 +125,7 @@ enum SyncSchema {
     /// ``finishHistoryReset(_:)`` after the pull.
     static func forgetHistory(_ db: Database, databaseID: String?) throws {
         try db.execute(sql: "UPDATE amber_sync_base SET version = -version WHERE version > 0")
-        try db.execute(sql: "DELETE FROM amber_sync_outbox")
+        try db.execute(sql: "DELETE FROM amber_sync_outbox; DELETE FROM amber_sync_answers")
         try setCursor(db, 0)
         try setMeta(db, "historyReset", "1")
         if let databaseID {
@@ -155,8 +192,9 @@ enum SyncSchema {
     /// Writes bases (`nil`: none) in the order of their ids, which is the table's: a large
     /// batch of random ids then fills each B-tree page in one go instead of coming back to it.
     static func writeBases(_ db: Database, key: String, _ bases: [String: Base?]) throws {
-        for (id, base) in bases.sorted(by: { byteOrder($0.key, $1.key) }) {
-            if let base {
+        // The ids alone are sorted: moving whole entries would copy their values at every step.
+        for id in bases.keys.sorted(by: byteOrder) {
+            if let base = bases[id] ?? nil {
                 try setBase(db, key: key, id: id, version: base.version, value: base.value)
             } else {
                 try deleteBase(db, key: key, id: id)

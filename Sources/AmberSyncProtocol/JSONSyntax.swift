@@ -235,17 +235,29 @@ extension String {
 
     /// Negative, zero or positive as the UTF-8 bytes sort before, equal to or after `other`'s.
     private func compareUTF8(with other: String) -> Int {
+        // A native string's bytes, read in place; a bridged one is copied below.
+        let inPlace = utf8.withContiguousStorageIfAvailable { leftBytes in
+            other.utf8.withContiguousStorageIfAvailable { rightBytes in
+                Self.compare(UnsafeRawBufferPointer(leftBytes), UnsafeRawBufferPointer(rightBytes))
+            }
+        }
+        if let order = inPlace ?? nil { return order }
         var left = self
         var right = other
         return left.withUTF8 { leftBytes in
             right.withUTF8 { rightBytes in
-                let common = min(leftBytes.count, rightBytes.count)
-                if common > 0 {
-                    let order = memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, common)
-                    if order != 0 { return Int(order) }
-                }
-                return leftBytes.count - rightBytes.count
+                Self.compare(UnsafeRawBufferPointer(leftBytes), UnsafeRawBufferPointer(rightBytes))
             }
         }
+    }
+
+    /// Negative, zero or positive as `left` sorts before, equal to or after `right`, byte by byte.
+    private static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int {
+        let common = Swift.min(left.count, right.count)
+        if common > 0 {
+            let order = memcmp(left.baseAddress!, right.baseAddress!, common)
+            if order != 0 { return Int(order) }
+        }
+        return left.count - right.count
     }
 }

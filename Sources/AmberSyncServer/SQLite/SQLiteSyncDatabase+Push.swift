@@ -40,8 +40,13 @@ extension SQLiteSyncDatabase {
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                let answered = try Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID])
-                    .map { row in (try JSONText.decode(MutationResult.self, from: row[0]), row[1] as String?) }
+                // Only ids up to the last one this client sent can have an answer kept: a client's
+                // first push of new mutations looks nothing up.
+                let answered =
+                    try lastMutationID.map { mutation.mutationID <= $0 } ?? false
+                    ? Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID])
+                        .map { row in (try JSONText.decode(MutationResult.self, from: row[0]), row[1] as String?) }
+                    : nil
                 let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answered) {
                     try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
                 }
@@ -49,9 +54,13 @@ extension SQLiteSyncDatabase {
                     if case .answeredBefore(let result) = step { results.append(result) }
                     continue
                 }
-                if case .applied(let record, _) = outcome {
+                if case .applied(let record, let result) = outcome {
+                    // Stored as sent (no `value` in the answer): the sent text, which the request's
+                    // reading wrote as the protocol writes objects, is the stored object's.
+                    let text = result.value == nil ? mutation.record?.text : nil
                     try Self.store(
-                        record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
+                        record, text: text, in: db, userID: user.id, collection: mutation.collection, id: mutation.id,
+                        at: now)
                 }
                 try db.cachedStatement(
                     sql: """
@@ -95,8 +104,10 @@ extension SQLiteSyncDatabase {
         )
     }
 
+    /// Writes `record`; `text`, when given, is its value's JSON text, not written again.
     private static func store(
-        _ record: ServerRecord, in db: Database, userID: Int64, collection: String, id: String, at time: TimeInterval
+        _ record: ServerRecord, text: String?, in db: Database, userID: Int64, collection: String, id: String,
+        at time: TimeInterval
     ) throws {
         try db.cachedStatement(
             sql: """
@@ -111,7 +122,7 @@ extension SQLiteSyncDatabase {
                 """
         ).execute(arguments: [
             userID, collection, id, record.version, record.createdVersion,
-            try record.value.map(JSONText.encode), try JSONText.encode(record.fieldVersions), time,
+            try text ?? record.value.map(JSONText.encode), try JSONText.encode(record.fieldVersions), time,
         ])
     }
 }

@@ -1,0 +1,174 @@
+import Amber
+import AmberLock
+import AmberSQLite
+import AmberSyncProtocol
+import AmberSyncTestSupport
+import AmberTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@testable import AmberSync
+
+/// A push of several batches sends the next batch while the client applies the answer to the
+/// one before; the answer is kept in the file meanwhile, since the server then forgets it.
+@Suite(.boundedConcurrency, .serialized) struct PushPipelineTests {
+    /// Passes requests on, keeping each push's request and answer; answers pushes with `.offline`
+    /// (after the server applied them) from the one numbered `losingFrom` on.
+    final class RecordingTransport: SyncTransport {
+        let inner: any SyncTransport
+        let pushes = LockedValue<[(request: PushRequest, answer: PushResponse?)]>([])
+        let losingFrom: Int
+        let bodies = LockedValue<[Data]>([])
+
+        init(_ inner: any SyncTransport, losingFrom: Int = .max) {
+            self.inner = inner
+            self.losingFrom = losingFrom
+        }
+
+        var server: URL { inner.server }
+
+        func send(_ request: SyncTransportRequest) async throws(SyncError) -> SyncTransportResponse {
+            let response = try await inner.send(request)
+            guard request.path == "v1/push", let body = request.body else { return response }
+            let sent = try! PushRequest(jsonBytes: body)
+            let answer = response.status == 200 ? try? PushResponse(jsonBytes: response.body) : nil
+            let number = pushes.withLock { pushes in
+                pushes.append((sent, answer))
+                return pushes.count
+            }
+            bodies.withLock { $0.append(response.body) }
+            if number >= losingFrom { throw SyncError(.offline, "the answer was lost") }
+            return response
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aPushOfManyBatchesSendsEachRecordOnceAndLeavesNothingPending(backend: Backend) async throws {
+        let server = try await TestServer.start(backend, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let transport = RecordingTransport(server.transport)
+        let day = try Device(transport: transport, tokenProvider: { token })
+        let night = try Device(server: server, token: token)
+        let notes = (0..<95).map { note("note \($0)") }
+        try day.notes.add(contentsOf: notes)
+        await day.client.engine.apply(pushBatchSize: 10)
+
+        let report = try await day.client.sync()
+        #expect(report.pushed == 95 && report.pulled == 0 && report.merged.isEmpty)
+        #expect(day.client.pendingCount == 0)
+        let pushes = transport.pushes.withLock { $0 }
+        #expect(pushes.map(\.request.mutations.count) == Array(repeating: 10, count: 9) + [5])
+        let ids = pushes.flatMap { $0.request.mutations.map(\.id) }
+        #expect(ids.count == 95 && Set(ids).count == 95, "each record in one batch only")
+        // Each batch after the first names the cursor the answer before it leaves: past this
+        // client's own changes, so that none comes back in the pull.
+        for (before, push) in zip(pushes, pushes.dropFirst()) {
+            #expect(push.request.cursor == before.answer?.cursor)
+        }
+        let kept = try day.storage.syncWrite { try SyncSchema.keptAnswers($0) }
+        #expect(kept.isEmpty, "every answer was applied")
+        #expect(try await day.client.sync().pushed == 0)
+
+        #expect(try await night.client.sync().pulled == 95)
+        #expect(Set(night.notes.all) == Set(notes))
+    }
+
+    /// A record edited while its batch is at the server is pushed again, from the version the
+    /// answer gave it.
+    @Test func aRecordEditedWhileItsBatchIsAtTheServerGoesAgain() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let notes = (0..<30).map { note("note \($0)") }
+        final class EditingTransport: SyncTransport {
+            let inner: any SyncTransport
+            let edit = LockedValue<(@Sendable () throws -> Void)?>(nil)
+            init(_ inner: any SyncTransport) { self.inner = inner }
+            var server: URL { inner.server }
+            func send(_ request: SyncTransportRequest) async throws(SyncError) -> SyncTransportResponse {
+                if request.path == "v1/push" {
+                    // Once: the first push takes the edit.
+                    let pending = edit.withLock { edit in
+                        defer { edit = nil }
+                        return edit
+                    }
+                    do { try pending?() } catch { throw SyncError(.storage, "the edit failed: \(error)") }
+                }
+                return try await inner.send(request)
+            }
+        }
+        let transport = EditingTransport(server.transport)
+        let day = try Device(transport: transport, tokenProvider: { token })
+        try day.notes.add(contentsOf: notes)
+        await day.client.engine.apply(pushBatchSize: 10)
+        // The first record of the first batch, edited as the first batch goes out.
+        let first = try day.storage.syncWrite { db in
+            try String.fetchOne(db, sql: "SELECT id FROM amber_sync_pending ORDER BY key, id LIMIT 1")
+        }
+        let edited = try #require(day.notes.all.first { $0.id.uuidString == first })
+        let notesStore = day.notes
+        transport.edit.withLock {
+            $0 = { try notesStore.update(id: edited.id) { $0.with(text: "edited in flight") } }
+        }
+
+        let report = try await day.client.sync()
+        #expect(report.merged.isEmpty)
+        #expect(day.client.pendingCount == 0)
+        let night = try Device(server: server, token: token)
+        _ = try await night.client.sync()
+        #expect(night.notes[id: edited.id]?.text == "edited in flight")
+        #expect(night.notes.count == 30)
+    }
+
+    /// The state a process leaves when it stops after keeping a batch's answer and sending the
+    /// next batch, before applying that answer: the server has applied both batches and forgot
+    /// the first one's answers. The next sync applies the kept answer first; sending the first
+    /// batch again would look like another device using this client id.
+    @Test(arguments: Backend.allCases)
+    func anAnswerKeptAndNotAppliedIsAppliedAtTheNextSync(backend: Backend) async throws {
+        let server = try await TestServer.start(backend, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let path = temporaryDirectory().appendingPathComponent("phone.sqlite").path
+        let notes = (0..<6).map { note("note \($0)") }
+        do {
+            // Every answer is lost: the first batch's answer is kept by hand below, as the
+            // client keeps it before it sends the next batch.
+            let transport = RecordingTransport(server.transport, losingFrom: 1)
+            let phone = try Device(transport: transport, path: path, tokenProvider: { token })
+            try phone.notes.add(contentsOf: notes)
+            await phone.client.engine.apply(pushBatchSize: 3)
+            await #expect(throws: SyncError.self) { try await phone.client.sync() }
+            let engine = phone.client.engine
+            let outbox = await engine.outbox
+            let collections = await engine.collections.withLock { $0 }
+            let firstBatch = try outbox.unanswered(for: collections)
+            #expect(firstBatch.count == 3)
+            let answer = try #require(transport.pushes.withLock { $0.last?.answer })
+            try phone.storage.syncWrite {
+                try SyncSchema.keepAnswer($0, firstMutationID: firstBatch[0].mutationID, cursor: 0, answer)
+            }
+            // The next batch, planned after the first one's records, reaches the server.
+            let lastID = try #require(firstBatch.last?.id)
+            let next = try outbox.nextBatch(for: collections, after: .init(key: "notes", id: lastID))
+            #expect(next.mutations.count == 3)
+            let api = SyncAPI(transport: server.transport, tokens: SyncTokenSource(provider: { token }))
+            _ = try await api.push(PushRequest(clientID: outbox.clientID, mutations: next.mutations, cursor: 0))
+        }
+        let clientID = try SQLiteStorage(path: path).syncWrite { try SyncSchema.clientID($0) }
+
+        let phone = try Device(server: server, token: token, path: path)
+        let report = try await phone.client.sync()
+        #expect(report.merged.isEmpty)
+        #expect(report.pushed == 6, "three from the kept answer, three answered before")
+        #expect(phone.client.pendingCount == 0)
+        #expect(try phone.storage.syncWrite { try SyncSchema.clientID($0) } == clientID, "not taken for a copy")
+        #expect(try phone.storage.syncWrite { try SyncSchema.keptAnswers($0) }.isEmpty)
+        #expect(try await phone.client.sync().pushed == 0)
+        let reader = try Device(server: server, token: token)
+        #expect(try await reader.client.sync().pulled == 6)
+        #expect(Set(reader.notes.all) == Set(notes))
+    }
+}
