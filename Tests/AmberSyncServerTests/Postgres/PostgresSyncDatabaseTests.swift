@@ -65,6 +65,43 @@ struct PostgresSyncDatabaseTests {
         }
     }
 
+    /// A user's records and stored answers go with the user, as a foreign key's cascade would
+    /// take them, without a foreign key checked for every row a push writes.
+    @Test func aUserDeletedByHandTakesItsRecordsAndAnswersAlong() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        for name in ["ann", "bob"] {
+            let token = try await database.addUser(named: name)
+            let user = try #require(try await database.user(forToken: token))
+            let mutations = (1...3).map {
+                Mutation(
+                    mutationID: Int64($0), collection: "notes", id: "\($0)", baseVersion: nil, value: ["n": .integer(1)]
+                )
+            }
+            let results = try await database.push(mutations, clientID: "phone", for: user)
+            #expect(results.allSatisfy { $0.status == .applied })
+        }
+        await database.close()
+        try PostgresTestServer.psql(url, "DELETE FROM amber_sync_users WHERE name = 'ann'")
+        func count(_ table: String) throws -> String {
+            try PostgresTestServer.psql(url, "SELECT count(*) FROM \(table)").trimmingCharacters(
+                in: .whitespacesAndNewlines)
+        }
+        #expect(
+            try count(
+                "pg_constraint WHERE contype = 'f' AND conrelid IN "
+                    + "('amber_sync_records'::regclass, 'amber_sync_mutation_results'::regclass)") == "0",
+            "no foreign key checked for each row a push writes")
+        #expect(try count("amber_sync_records") == "3", "bob's records stay, ann's went")
+        #expect(try count("amber_sync_mutation_results") == "3")
+        #expect(try count("amber_sync_history") == "1")
+        #expect(
+            try count(
+                "amber_sync_records r WHERE NOT EXISTS (SELECT 1 FROM amber_sync_users u WHERE u.id = r.user_id)")
+                == "0")
+    }
+
     @Test func aNewerSchemaIsRefusedAndLeftUntouched() async throws {
         let (url, drop) = try PostgresTestServer.makeDatabase()
         defer { drop() }
@@ -78,7 +115,7 @@ struct PostgresSyncDatabaseTests {
             _ = try await PostgresSyncDatabase(url: url, logger: logger)
         } throws: { error in
             guard case SyncServerError.schemaTooNew(_, let found, let supported) = error else { return false }
-            return found == 99 && supported == 4 && "\(error)".contains("newer")
+            return found == 99 && supported == 5 && "\(error)".contains("newer")
         }
         #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "99")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users") == before)
@@ -111,7 +148,7 @@ struct PostgresSyncDatabaseTests {
             try await upgraded.pull(for: signedIn, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
         #expect(try await upgraded.historyTag(for: signedIn, at: 1) == tag)
         #expect(try await upgraded.push([mutation], clientID: "phone", for: signedIn).map(\.version) == [1], "a retry")
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "4")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "5")
         let tables = try PostgresTestServer.psql(
             url,
             """
@@ -136,7 +173,7 @@ struct PostgresSyncDatabaseTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(databases.count == 4)
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "4")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "5")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_schema") == "1")
         // Tables that were there are kept: another start migrates nothing and loses nothing.
         _ = try await databases[0].addUser(named: "ann")
