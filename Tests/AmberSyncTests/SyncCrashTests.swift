@@ -1,26 +1,30 @@
 import Amber
 import AmberLock
 import AmberSQLite
-import AmberSync
 import AmberSyncServer
 import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Testing
 
+@testable import AmberSync
+
 /// A child process whose standard output is read line by line as it comes.
 final class Child: Sendable {
     let process: Process
     private let lines = LockedValue<[String]>([])
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `executable`; with `errorsToo`, what it writes to standard error is read as output.
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], errorsToo: Bool = false)
+        throws
+    {
         let process = Process()
         process.executableURL = builtExecutable(named: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errorsToo ? output : FileHandle.nullDevice
         self.process = process
         let lines = self.lines
         output.fileHandleForReading.readabilityHandler = { handle in
@@ -92,6 +96,61 @@ final class Child: Sendable {
         let texts = readerNotes.all.map(\.text)
         #expect(texts.count == acknowledged.count, "each acknowledged note once")
         #expect(Set(texts) == Set(acknowledged))
+    }
+
+    /// `notes sync` pushing 9,000 new notes (five batches, each sent while the answer to the
+    /// one before is applied) is SIGKILLed at a random moment, six times; afterwards every note
+    /// is on the server, each applied once, and the phone kept its client id: an answer the
+    /// server had forgotten was applied from the file, not taken for another device's.
+    @Test func aClientKilledDuringAPushOfSeveralBatchesAppliesEachRecordOnce() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let home = temporaryDirectory()
+        let path = home.appendingPathComponent("notes.sqlite").path
+        let environment = ["NOTES_HOME": home.path]
+        let arguments = ["sync", "--server", server.url.absoluteString, "--token", token]
+        func clientID() throws -> String? {
+            try SQLiteStorage(path: path).syncWrite { try SyncSchema.meta($0, "clientID") }
+        }
+        var random = SeededGenerator(seed: 11)
+        var firstClientID: String?
+        let rounds = 6
+        let perRound = 9_000
+        for round in 0..<rounds {
+            do {
+                let notes = try IdentityStore<NotesAppNote>(key: "notes", storage: SQLiteStorage(path: path))
+                let now = Date()
+                try notes.add(
+                    contentsOf: (0..<perRound).map {
+                        NotesAppNote(id: UUID(), text: "note \(round)-\($0)", tagIDs: [], created: now, modified: now)
+                    })
+            }
+            // Killed once the first batch's answer is applied (its progress line), within the
+            // next batches: each goes out while the answer before it is being applied.
+            let sync = try Child("notes", arguments, environment: environment, errorsToo: true)
+            #expect(await sync.line(startingWith: "pushed", within: 60) != nil)
+            try await Task.sleep(nanoseconds: UInt64.random(in: 0...150_000_000, using: &random))
+            sync.kill()
+            if firstClientID == nil { firstClientID = try clientID() }
+        }
+        let final = Process()
+        final.executableURL = builtExecutable(named: "notes")
+        final.arguments = arguments
+        final.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let result = try runToEnd(final)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(try clientID() == firstClientID, "the phone was never taken for a copy of itself")
+
+        let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("reader.sqlite").path)
+        let readerNotes = try IdentityStore<NotesAppNote>(key: "notes", storage: storage)
+        let reader = try SyncClient(storage: storage, server: server.url, token: token)
+        try reader.add(readerNotes) { _, mine, _ in mine }
+        try await reader.sync()
+        #expect(readerNotes.count == rounds * perRound)
+        #expect(Set(readerNotes.all.map(\.text)).count == rounds * perRound)
+        // One version per note: no mutation was applied twice, none sent again as another device's.
+        #expect(try storage.syncWrite { try SyncSchema.cursor($0) } == Int64(rounds * perRound))
     }
 
     /// The `amber-sync` server, on SQLite or on PostgreSQL, is SIGKILLed 20 times while a client
