@@ -75,8 +75,8 @@ import Testing
         #expect(Set(night.notes.all) == Set(notes))
     }
 
-    /// A record edited while its batch is at the server is pushed again, from the version the
-    /// answer gave it.
+    /// A record edited (by another connection to the file) while its batch is at the server is
+    /// not lost: applying the batch's answer keeps the edit pending, and it goes out after.
     @Test func aRecordEditedWhileItsBatchIsAtTheServerGoesAgain() async throws {
         let server = try await TestServer.start(.sqlite, over: .inProcess)
         defer { Task { await server.stop() } }
@@ -108,9 +108,13 @@ import Testing
             try String.fetchOne(db, sql: "SELECT id FROM amber_sync_pending ORDER BY key, id LIMIT 1")
         }
         let edited = try #require(day.notes.all.first { $0.id.uuidString == first })
-        let notesStore = day.notes
+        // Edited by another connection to the file, as an app extension would.
+        let path = day.path
         transport.edit.withLock {
-            $0 = { try notesStore.update(id: edited.id) { $0.with(text: "edited in flight") } }
+            $0 = {
+                let extensionNotes = try IdentityStore<Note>(key: "notes", storage: SQLiteStorage(path: path))
+                try extensionNotes.update(id: edited.id) { $0.with(text: "edited in flight") }
+            }
         }
 
         let report = try await day.client.sync()
@@ -170,5 +174,28 @@ import Testing
         let reader = try Device(server: server, token: token)
         #expect(try await reader.client.sync().pulled == 6)
         #expect(Set(reader.notes.all) == Set(notes))
+    }
+
+    /// A kept answer the file holds but cannot read (the file was altered) stops the sync before
+    /// anything is sent: nothing pending is lost, nothing reaches the server.
+    @Test func anUnreadableKeptAnswerStopsTheSyncAndChangesNothing() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let phone = try Device(server: server, token: token)
+        try phone.notes.add(contentsOf: (0..<3).map { note("note \($0)") })
+        try phone.storage.syncWrite { db in
+            try db.execute(
+                sql: "INSERT INTO amber_sync_answers (first_mutation_id, cursor, body) VALUES (1, 0, '{\"results\":')")
+        }
+
+        await #expect {
+            try await phone.client.sync()
+        } throws: { error in
+            (error as? SyncError)?.kind == .storage
+        }
+        #expect(phone.client.pendingCount == 3)
+        let reader = try Device(server: server, token: token)
+        #expect(try await reader.client.sync().pulled == 0, "nothing was sent")
     }
 }
