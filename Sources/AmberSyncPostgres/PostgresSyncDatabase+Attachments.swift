@@ -303,10 +303,39 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         database: PostgresSyncDatabase
     ) async throws -> Int64 {
         let (query, size) = appending(chunks, id: id, writer: writer, held: held)
-        let written = try await database.collect(query)
-        guard written.count == chunks.count else { throw SyncServerError.uploadInProgress(hash: hash) }
+        let (logger, location) = (database.logger, database.location)
+        let written = try await database.withConnection { connection in
+            // BEGIN, the plan setting, the statement and COMMIT go out at once; a statement that
+            // fails makes the COMMIT behind it a rollback.
+            let begin: EventLoopFuture<PostgresQueryResult> = connection.query("BEGIN", logger: logger)
+            let generic: EventLoopFuture<PostgresQueryResult> = connection.query(genericPlans, logger: logger)
+            let rows: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+            let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
+            do {
+                _ = try await begin.get()
+                _ = try await generic.get()
+                let written = try await rows.get().rows.count
+                let committed = try await commit.get()
+                guard committed.metadata.command == "COMMIT" else {
+                    throw SyncServerError.databaseUnavailable(
+                        location: location, reason: "a chunk's transaction ended with \(committed.metadata.command)")
+                }
+                return written
+            } catch {
+                _ = try? await commit.get()
+                throw error
+            }
+        }
+        guard written == chunks.count else { throw SyncServerError.uploadInProgress(hash: hash) }
         return size
     }
+
+    /// Makes the rest of the transaction plan its statements once for any parameters.
+    ///
+    /// A plan for the given parameters (PostgreSQL's choice for a statement sent once) holds each
+    /// parameter as a constant, which the planner copies, twice, for every chunk: a tenth of the
+    /// database's time in an upload. The statement that writes chunks has one plan anyway.
+    private static let genericPlans: PostgresQuery = "SET LOCAL plan_cache_mode = force_generic_plan"
 
     /// The statement that writes `chunks`, the next after the `held` bytes, on the condition
     /// that the upload's row names `writer` and holds `held` bytes; and the bytes it writes. It
@@ -348,6 +377,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         let logger = database.logger
         return try await database.transaction { connection in
             if data.readableBytes > 0 {
+                try await connection.query(Self.genericPlans, logger: logger)
                 let (query, _) = Self.appending([data], id: id, writer: writer, held: held)
                 let written = try await connection.query(query, logger: logger).collect()
                 guard !written.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
