@@ -87,9 +87,7 @@ public struct AttachmentStore: Sendable {
     public func add(contentsOf file: URL, mediaType: String, fileName: String? = nil) throws -> Attachment {
         let temporary = try newIncomingFile()
         do {
-            guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-                throw CocoaError(.fileWriteUnknown)
-            }
+            try Self.createEmpty(temporary)
             let input = try FileHandle(forReadingFrom: file)
             defer { try? input.close() }
             let output = try FileHandle(forWritingTo: temporary)
@@ -244,6 +242,23 @@ public struct AttachmentStore: Sendable {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path])
         }
         Self.flushFolder(folder)
+    }
+
+    /// Creates `file` empty, or empties the file there.
+    ///
+    /// One file is created: `FileManager.createFile(atPath:contents:attributes:)` writes another
+    /// and renames it over, which doubles the cost of a small attachment on some file systems.
+    static func createEmpty(_ file: URL) throws {
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [
+                    NSFilePathErrorKey: file.path,
+                    NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO),
+                ])
+        }
+        close(descriptor)
     }
 
     /// Flushes a file's bytes to disk.

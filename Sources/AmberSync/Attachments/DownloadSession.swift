@@ -148,9 +148,7 @@ private final class DownloadTransfer: @unchecked Sendable {
             // Appending is right only for the range asked for; anything else starts over.
             let append = status == 206 && range.hasPrefix("bytes \(existing)-")
             if !append || !FileManager.default.fileExists(atPath: partial.path) {
-                guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown)
-                }
+                try AttachmentStore.createEmpty(partial)
             }
             if status == 206 && !append {
                 self.status = 0

@@ -18,8 +18,9 @@ import NIOCore
 /// An upload's file in `incoming/` stays when its connection is cut or the server is killed: the
 /// next `PUT` resumes after its last byte. The request writing it holds an exclusive `flock` on
 /// it, which the system releases when the process dies. Beside it, `<user id>-<sha256>.generation`
-/// names the upload's bytes (``AttachmentUpload/heldBytesIdentity``): a new name each time the
-/// upload starts over, written under the lock.
+/// names the upload's bytes (``AttachmentUpload/heldBytesIdentity``), written under the lock. An
+/// upload that starts over removes it, and a request that leaves its bytes unfinished writes a
+/// new one: an upload sent whole in one request creates one file, not two.
 ///
 /// Several server processes on one machine can share the folder as they share an SQLite file.
 /// A file's modification time is when it was last uploaded, asked for, or found named by a live
@@ -109,7 +110,14 @@ public struct AttachmentFolder: AttachmentStorage {
             let held = Int64(info.st_size)
             let identity: String?
             if offset == 0 {
-                identity = Self.startGeneration(of: staging)
+                // Starting over: the old bytes' name goes with them. The new bytes are named only
+                // if this request leaves them unfinished (`suspend()`), which saves most uploads
+                // a second file to create and remove.
+                guard Self.forgetGeneration(of: staging) else {
+                    close(descriptor)
+                    throw Self.error("cannot remove \(Self.generationFile(of: staging))")
+                }
+                identity = nil
                 guard ftruncate(descriptor, 0) == 0 else {
                     close(descriptor)
                     throw Self.error("cannot empty \(staging)")
@@ -129,9 +137,9 @@ public struct AttachmentFolder: AttachmentStorage {
     /// The file beside an upload's file that names its bytes.
     static func generationFile(of staging: String) -> String { staging + ".generation" }
 
-    /// Gives the upload's bytes a new name, as the upload starts over; `nil` when it cannot be
-    /// written, and then no name is left.
-    private static func startGeneration(of staging: String) -> String? {
+    /// Gives the upload's bytes a new name; `nil` when it cannot be written, and then no name is
+    /// left.
+    static func startGeneration(of staging: String) -> String? {
         let file = generationFile(of: staging)
         let name = UUID().uuidString
         let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -143,6 +151,11 @@ public struct AttachmentFolder: AttachmentStorage {
         }
         unlink(file)
         return nil
+    }
+
+    /// Removes the name of the upload's bytes; whether none is left.
+    private static func forgetGeneration(of staging: String) -> Bool {
+        unlink(generationFile(of: staging)) == 0 || errno == ENOENT
     }
 
     /// The name of the upload's bytes, `nil` when it has none.
@@ -292,7 +305,9 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     private let destination: String
     private let folder: String
     private let offset: Int64
-    let heldBytesIdentity: String?
+    /// The name of the bytes held: read from the file beside the upload's at the start, or
+    /// given by ``suspend()`` to the bytes a request that started over leaves.
+    private(set) var heldBytesIdentity: String?
     /// Bytes written to the file.
     private var position: Int64
     /// Bytes received and not yet written, copied out of the request's buffers (which may hold
@@ -370,12 +385,14 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
     func finish() async throws -> Bool {
         try await writePending()
         let (descriptor, staging, destination, folder) = (descriptor, staging, destination, folder)
+        // An upload started over in this request has no name beside it (`beginAttachment`).
+        let named = heldBytesIdentity != nil
         closed = true
         return try await AttachmentFolder.blocking {
             // Closing last releases the lock: no other request writes the file meanwhile.
             defer { close(descriptor) }
             guard fsync(descriptor) == 0 else { throw AttachmentFolder.error("cannot flush \(staging)") }
-            defer { unlink(AttachmentFolder.generationFile(of: staging)) }
+            defer { if named { unlink(AttachmentFolder.generationFile(of: staging)) } }
             if access(destination, F_OK) == 0 {
                 _ = utimes(destination, nil)
                 unlink(staging)
@@ -399,7 +416,13 @@ final class FolderUpload: AttachmentUpload, @unchecked Sendable {
         pendingBytes = 0
         if !closed {
             closed = true
-            close(descriptor)
+            let (descriptor, staging, position, identity) = (descriptor, staging, position, heldBytesIdentity)
+            // Named while the lock is held: no other request starts the upload over meanwhile.
+            heldBytesIdentity = try? await AttachmentFolder.blocking {
+                defer { close(descriptor) }
+                if let identity { return identity }
+                return position > 0 ? AttachmentFolder.startGeneration(of: staging) : nil
+            }
         }
         return position
     }

@@ -125,11 +125,12 @@ public protocol AttachmentUpload: Sendable {
     func suspend() async -> Int64
     /// Drops every byte held: the upload is too large, or its bytes have another hash.
     func cancel() async
-    /// Names the bytes held before the upload's offset, or `nil` when the storage cannot tell.
+    /// Names the bytes held before the upload's offset, or `nil` when the storage cannot tell;
+    /// after ``suspend()``, the bytes it leaves.
     ///
     /// Two uploads of a hash with the same identity and the same offset hold the same bytes
     /// before it, whichever server process wrote them: an upload that starts over takes a new
-    /// identity. The server then continues the SHA-256 it computed over those bytes as an earlier
+    /// identity, or none until ``suspend()`` gives it one. The server then continues the SHA-256 it computed over those bytes as an earlier
     /// request wrote them, instead of reading them again (``readHeld(into:)``).
     var heldBytesIdentity: String? { get }
 }

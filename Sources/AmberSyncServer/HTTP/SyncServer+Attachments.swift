@@ -118,8 +118,10 @@ extension SyncServer {
         /// request that continues them.
         func suspend() async -> Int64 {
             let held = await upload.suspend()
-            if hashing, held == received, let key, let state = hasher.withLock({ $0 }) {
-                uploadHashes.keep(key, hasher: state, bytes: held)
+            // The identity as the upload leaves it: one that started over is named by `suspend()`.
+            if hashing, held == received, let identity = upload.heldBytesIdentity, let state = hasher.withLock({ $0 }) {
+                uploadHashes.keep(
+                    UploadHashes.key(user: user, hash: hash, identity: identity), hasher: state, bytes: held)
             }
             return held
         }

@@ -100,6 +100,56 @@ struct AttachmentPartsTests {
         }
     }
 
+    /// Another server process starts the upload over with other bytes of the same length and is
+    /// killed before its request ends: nothing names its bytes. The hash this one remembers of
+    /// the old bytes is not taken for them. A folder names an upload's bytes only when a request
+    /// leaves them unfinished, so starting over must still drop the old name. (On PostgreSQL an
+    /// upload's identity is its id, new whenever it starts over.)
+    @Test
+    func anUploadStartedOverByARequestThatNeverEndedIsNotCheckedWithTheHashOfItsOldBytes() async throws {
+        try await withServer(.sqlite) { harness, server in
+            let (token, user, storage) = try await AttachmentTests.ann(in: harness.database)
+            let bytes = Self.bytes
+            let hash = AttachmentTests.hash(bytes)
+            let split = 2 * 1_048_576
+            let first = try await Self.part(harness, bytes, 0..<split, hash: hash, token: token)
+            #expect(first.status == .accepted)
+            #expect(server.uploadHashes.count == 1)
+            do {
+                // Never suspended nor finished: dropped as a killed process drops it.
+                let other = try await storage.beginAttachment(hash, for: user, at: 0)
+                try await other.write(ByteBuffer(repeating: 9, count: split))
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await storage.heldUploadBytes(hash, for: user) != Int64(split), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(try await storage.heldUploadBytes(hash, for: user) == Int64(split))
+
+            let rest = try await Self.part(harness, bytes, split..<bytes.count, hash: hash, token: token)
+            #expect(rest.status == .badRequest, "\(rest.text)")
+            #expect(try await harness.send(.head, "/v1/attachments/\(hash)", token: token).status == .notFound)
+            #expect(server.uploadHashes.heldBytesRead == Int64(split))
+        }
+    }
+
+    /// An upload sent whole in one request leaves nothing behind in the folder's `incoming/`,
+    /// and creates no file there but its own while it runs.
+    @Test
+    func aWholeUploadCreatesOneFileInTheFolder() async throws {
+        try await Backend.sqlite.withDatabase { test in
+            let (_, user, storage) = try await AttachmentTests.ann(in: test.database)
+            let incoming = try #require(test.database as? SQLiteSyncDatabase).attachments.path + "/incoming"
+            let bytes = Self.bytes
+            let upload = try await storage.beginAttachment(AttachmentTests.hash(bytes), for: user, at: 0)
+            try await upload.write(ByteBuffer(bytes: bytes))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: incoming).count == 1)
+            #expect(upload.heldBytesIdentity == nil)
+            #expect(try await upload.finish())
+            #expect(try FileManager.default.contentsOfDirectory(atPath: incoming).isEmpty)
+        }
+    }
+
     /// An upload written in small pieces keeps its whole chunks in order, however the pieces
     /// fall across the chunks and the statements that write them.
     @Test(arguments: Backend.allCases)
