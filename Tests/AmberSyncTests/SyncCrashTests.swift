@@ -153,6 +153,74 @@ final class Child: Sendable {
         #expect(try storage.syncWrite { try SyncSchema.cursor($0) } == Int64(rounds * perRound))
     }
 
+    /// The `amber-sync` server, on SQLite or on PostgreSQL, is SIGKILLed while `notes sync`
+    /// pushes 9,000 new notes in five batches (each sent while the answer to the one before is
+    /// applied), and started again on its database; four times. The server dies with a batch in
+    /// flight, answered or not, committed or not. Afterwards every note is on the server, each
+    /// applied once, and the phone kept its client id.
+    @Test(arguments: Backend.allCases)
+    func aServerKilledDuringAPushOfSeveralBatchesLosesNothingAndAppliesNothingTwice(backend: Backend)
+        async throws
+    {
+        try await backend.withDatabase { test in
+            let database = try #require(test.location)
+            let token = try runAmberSync(["user", "add", "ann", "--database", database])
+            var server = try Child("amber-sync", ["serve", "--port", "0", "--database", database])
+            let listening = try #require(await server.line(startingWith: "listening on "))
+            let url = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
+            let port = try #require(url.port)
+            let home = temporaryDirectory()
+            let path = home.appendingPathComponent("notes.sqlite").path
+            let environment = ["NOTES_HOME": home.path]
+            let arguments = ["sync", "--server", url.absoluteString, "--token", token]
+            func clientID() throws -> String? {
+                try SQLiteStorage(path: path).syncWrite { try SyncSchema.meta($0, "clientID") }
+            }
+            var random = SeededGenerator(seed: 12)
+            var firstClientID: String?
+            let rounds = 4
+            let perRound = 9_000
+            for round in 0..<rounds {
+                do {
+                    let notes = try IdentityStore<NotesAppNote>(key: "notes", storage: SQLiteStorage(path: path))
+                    let now = Date()
+                    try notes.add(
+                        contentsOf: (0..<perRound).map {
+                            NotesAppNote(
+                                id: UUID(), text: "note \(round)-\($0)", tagIDs: [], created: now, modified: now)
+                        })
+                }
+                let sync = try Child("notes", arguments, environment: environment, errorsToo: true)
+                #expect(await sync.line(startingWith: "pushed", within: 60) != nil)
+                try await Task.sleep(nanoseconds: UInt64.random(in: 0...150_000_000, using: &random))
+                server.kill()
+                // The phone finds the server gone, and stops.
+                #expect(waitForExit(sync.process, within: 60))
+                if firstClientID == nil { firstClientID = try clientID() }
+                server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
+                #expect(await server.line(startingWith: "listening on ") != nil, "the server restarts on its database")
+            }
+            let final = Process()
+            final.executableURL = builtExecutable(named: "notes")
+            final.arguments = arguments
+            final.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let result = try await runToEndOnItsOwnThread(final)
+            #expect(result.status == 0, "\(result.error)")
+            #expect(try clientID() == firstClientID, "the phone was never taken for a copy of itself")
+
+            let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("reader.sqlite").path)
+            let readerNotes = try IdentityStore<NotesAppNote>(key: "notes", storage: storage)
+            let reader = try SyncClient(storage: storage, server: url, token: token)
+            try reader.add(readerNotes) { _, mine, _ in mine }
+            try await reader.sync()
+            server.kill()
+            #expect(readerNotes.count == rounds * perRound)
+            #expect(Set(readerNotes.all.map(\.text)).count == rounds * perRound)
+            // One version per note: no mutation was applied twice.
+            #expect(try storage.syncWrite { try SyncSchema.cursor($0) } == Int64(rounds * perRound))
+        }
+    }
+
     /// The `amber-sync` server, on SQLite or on PostgreSQL, is SIGKILLed 20 times while a client
     /// pushes; afterwards every acknowledged local write is on the server exactly once and the
     /// clients converge.
