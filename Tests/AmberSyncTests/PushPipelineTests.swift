@@ -136,31 +136,7 @@ import Testing
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
         let path = temporaryDirectory().appendingPathComponent("phone.sqlite").path
-        let notes = (0..<6).map { note("note \($0)") }
-        do {
-            // Every answer is lost: the first batch's answer is kept by hand below, as the
-            // client keeps it before it sends the next batch.
-            let transport = RecordingTransport(server.transport, losingFrom: 1)
-            let phone = try Device(transport: transport, path: path, tokenProvider: { token })
-            try phone.notes.add(contentsOf: notes)
-            await phone.client.engine.apply(pushBatchSize: 3)
-            await #expect(throws: SyncError.self) { try await phone.client.sync() }
-            let engine = phone.client.engine
-            let outbox = await engine.outbox
-            let collections = await engine.collections.withLock { $0 }
-            let firstBatch = try outbox.unanswered(for: collections)
-            #expect(firstBatch.count == 3)
-            let answer = try #require(transport.pushes.withLock { $0.last?.answer })
-            try phone.storage.syncWrite {
-                try SyncSchema.keepAnswer($0, firstMutationID: firstBatch[0].mutationID, cursor: 0, answer)
-            }
-            // The next batch, planned after the first one's records, reaches the server.
-            let lastID = try #require(firstBatch.last?.id)
-            let next = try outbox.nextBatch(for: collections, after: .init(key: "notes", id: lastID))
-            #expect(next.mutations.count == 3)
-            let api = SyncAPI(transport: server.transport, tokens: SyncTokenSource(provider: { token }))
-            _ = try await api.push(PushRequest(clientID: outbox.clientID, mutations: next.mutations, cursor: 0))
-        }
+        let notes = try await Self.leaveAKeptAnswer(at: path, transport: server.transport, token: token)
         let clientID = try SQLiteStorage(path: path).syncWrite { try SyncSchema.clientID($0) }
 
         let phone = try Device(server: server, token: token, path: path)
@@ -174,6 +150,77 @@ import Testing
         let reader = try Device(server: server, token: token)
         #expect(try await reader.client.sync().pulled == 6)
         #expect(Set(reader.notes.all) == Set(notes))
+    }
+
+    /// Leaves at `path` the state a phone leaves when it stops after keeping the answer to its
+    /// first batch of 3 notes and sending the next batch of 3, before applying that answer: the
+    /// server (through `transport`) has applied both batches and forgot the first one's answers.
+    /// Returns the 6 notes.
+    static func leaveAKeptAnswer(at path: String, transport: any SyncTransport, token: String) async throws
+        -> [Note]
+    {
+        let notes = (0..<6).map { note("note \($0)") }
+        // Every answer is lost: the first batch's answer is kept by hand below, as the client
+        // keeps it before it sends the next batch.
+        let recording = RecordingTransport(transport, losingFrom: 1)
+        let phone = try Device(transport: recording, path: path, tokenProvider: { token })
+        try phone.notes.add(contentsOf: notes)
+        await phone.client.engine.apply(pushBatchSize: 3)
+        await #expect(throws: SyncError.self) { try await phone.client.sync() }
+        let engine = phone.client.engine
+        let outbox = await engine.outbox
+        let collections = await engine.collections.withLock { $0 }
+        let firstBatch = try outbox.unanswered(for: collections)
+        #expect(firstBatch.count == 3)
+        let answer = try #require(recording.pushes.withLock { $0.last?.answer })
+        try phone.storage.syncWrite {
+            try SyncSchema.keepAnswer($0, firstMutationID: firstBatch[0].mutationID, cursor: 0, answer)
+        }
+        // The next batch, planned after the first one's records, reaches the server.
+        let lastID = try #require(firstBatch.last?.id)
+        let next = try outbox.nextBatch(for: collections, after: .init(key: "notes", id: lastID))
+        #expect(next.mutations.count == 3)
+        let api = SyncAPI(transport: transport, tokens: SyncTokenSource(provider: { token }))
+        _ = try await api.push(PushRequest(clientID: outbox.clientID, mutations: next.mutations, cursor: 0))
+        return notes
+    }
+
+    /// A phone's file is copied while it holds a kept answer; both phones then write a note of
+    /// their own and sync. Both apply the kept answer (the server did apply those mutations);
+    /// the server refuses the copy's next mutations as another device's, the copy takes a new
+    /// client id, and every note reaches the server once.
+    @Test func aPhoneCopiedWhileItHoldsAKeptAnswerLosesNothing() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let folder = temporaryDirectory()
+        let path = folder.appendingPathComponent("phone.sqlite").path
+        let notes = try await Self.leaveAKeptAnswer(at: path, transport: server.transport, token: token)
+        let copyPath = folder.appendingPathComponent("copy.sqlite").path
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copyPath + suffix)
+        }
+
+        let phone = try Device(server: server, token: token, path: path)
+        let copy = try Device(server: server, token: token, path: copyPath)
+        let mine = note("written on the phone")
+        let theirs = note("written on the copy")
+        try phone.notes.add(mine)
+        try copy.notes.add(theirs)
+        for _ in 0..<2 {
+            try await phone.client.sync()
+            try await copy.client.sync()
+        }
+        let everything = Set(notes + [mine, theirs])
+        #expect(Set(phone.notes.all) == everything)
+        #expect(Set(copy.notes.all) == everything)
+        #expect(phone.client.pendingCount == 0 && copy.client.pendingCount == 0)
+        #expect(
+            try phone.storage.syncWrite { try SyncSchema.clientID($0) }
+                != copy.storage.syncWrite { try SyncSchema.clientID($0) })
+        let reader = try Device(server: server, token: token)
+        #expect(try await reader.client.sync().pulled == everything.count, "each note once")
+        #expect(Set(reader.notes.all) == everything)
     }
 
     /// A kept answer the file holds but cannot read (the file was altered) stops the sync before

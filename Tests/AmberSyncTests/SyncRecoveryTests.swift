@@ -143,6 +143,38 @@ import Testing
         #expect(day.client.pendingCount == 0 && night.client.pendingCount == 0)
     }
 
+    /// The server database is restored from a backup taken before a phone pushed 6 notes in two
+    /// batches, while the phone holds the answer to the first batch unapplied (it stopped after
+    /// sending the second). The restored server has neither batch: the phone applies its kept
+    /// answer, notices the changed history, and every note reaches the server again.
+    @Test(arguments: Backend.allCases)
+    func aServerRestoredWhileAPhoneHoldsAKeptAnswerGetsEveryNoteBack(backend: Backend) async throws {
+        let original = try makeDatabase(backend)
+        let backup = try makeDatabase(backend)
+        defer {
+            original.drop()
+            backup.drop()
+        }
+        let token = try await amberSync(["user", "add", "ann", "--database", original.location])
+        var server = try await ServerProcess.start(database: original.location)
+        let port = server.port
+        try await copyDatabase(original, to: backup, backend: backend)
+        let path = temporaryDirectory().appendingPathComponent("phone.sqlite").path
+        let notes = try await PushPipelineTests.leaveAKeptAnswer(
+            at: path, transport: HTTPSyncTransport(server: server.url), token: token)
+        server.stop()
+
+        server = try await ServerProcess.start(database: backup.location, port: port)
+        defer { server.stop() }
+        let phone = try Device(server: server.url, token: token, path: path)
+        try await phone.client.sync()
+        #expect(phone.client.pendingCount == 0, "one sync is enough")
+        #expect(Set(phone.notes.all) == Set(notes))
+        let reader = try Device(server: server.url, token: token)
+        try await reader.client.sync()
+        #expect(Set(reader.notes.all) == Set(notes), "the notes the restored server lost came back")
+    }
+
     /// A server whose database was replaced by a new one (another identity): the client pulls
     /// everything again and pushes back all it has.
     @Test func aReplacedServerDatabaseGetsEveryNoteBack() async throws {
