@@ -57,6 +57,21 @@ extension PostgresSyncDatabase: AttachmentStorage {
     {
         let writer = UUID().uuidString.lowercased()
         let logger = self.logger
+        if offset == 0 {
+            // The usual start, with no upload of the hash held: one statement. One held (or a
+            // start that committed first) leaves this to the transaction below, which starts it over.
+            let id = UUID().uuidString.lowercased()
+            let inserted = try await collect(
+                """
+                INSERT INTO amber_sync_attachment_uploads (id, user_id, sha256, writer)
+                VALUES (\(id), \(user.id), \(hash), \(writer))
+                ON CONFLICT (user_id, sha256) DO NOTHING RETURNING id
+                """)
+            if !inserted.isEmpty {
+                return PostgresAttachmentUpload(
+                    database: self, id: id, writer: writer, hash: hash, userID: user.id, offset: 0)
+            }
+        }
         let id = try await transaction { connection -> String in
             let found = try await connection.query(
                 """
@@ -303,39 +318,51 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         database: PostgresSyncDatabase
     ) async throws -> Int64 {
         let (query, size) = appending(chunks, id: id, writer: writer, held: held)
+        let written = try await run(query, database: database, genericPlan: true)
+        guard written.count == chunks.count else { throw SyncServerError.uploadInProgress(hash: hash) }
+        return size
+    }
+
+    /// Bytes of a chunk from which its statement is planned for any parameters (see
+    /// ``run(_:database:genericPlan:)``).
+    static let genericPlanBytes = 64 << 10
+
+    /// Runs `query` on its own and returns its rows; with `genericPlan`, planned once for any
+    /// parameters.
+    ///
+    /// A plan for the given parameters (PostgreSQL's choice for a statement sent once) holds each
+    /// parameter as a constant, which the planner copies, twice: for a statement carrying a MiB
+    /// chunk, a sixth of the database's time in an upload. The statements that write chunks have
+    /// one plan whatever their parameters. The plan setting lasts for a transaction: BEGIN, the
+    /// setting, the statement and COMMIT go out at once, and a statement that fails makes the
+    /// COMMIT behind it a rollback.
+    private static func run(_ query: PostgresQuery, database: PostgresSyncDatabase, genericPlan: Bool)
+        async throws -> [PostgresRow]
+    {
+        guard genericPlan else { return try await database.collect(query) }
         let (logger, location) = (database.logger, database.location)
-        let written = try await database.withConnection { connection in
-            // BEGIN, the plan setting, the statement and COMMIT go out at once; a statement that
-            // fails makes the COMMIT behind it a rollback.
+        return try await database.withConnection { connection in
             let begin: EventLoopFuture<PostgresQueryResult> = connection.query("BEGIN", logger: logger)
-            let generic: EventLoopFuture<PostgresQueryResult> = connection.query(genericPlans, logger: logger)
+            let generic: EventLoopFuture<PostgresQueryResult> = connection.query(
+                "SET LOCAL plan_cache_mode = force_generic_plan", logger: logger)
             let rows: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
             let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
             do {
                 _ = try await begin.get()
                 _ = try await generic.get()
-                let written = try await rows.get().rows.count
+                let result = try await rows.get().rows
                 let committed = try await commit.get()
                 guard committed.metadata.command == "COMMIT" else {
                     throw SyncServerError.databaseUnavailable(
                         location: location, reason: "a chunk's transaction ended with \(committed.metadata.command)")
                 }
-                return written
+                return result
             } catch {
                 _ = try? await commit.get()
                 throw error
             }
         }
-        guard written == chunks.count else { throw SyncServerError.uploadInProgress(hash: hash) }
-        return size
     }
-
-    /// Makes the rest of the transaction plan its statements once for any parameters.
-    ///
-    /// A plan for the given parameters (PostgreSQL's choice for a statement sent once) holds each
-    /// parameter as a constant, which the planner copies, twice, for every chunk: a tenth of the
-    /// database's time in an upload. The statement that writes chunks has one plan anyway.
-    private static let genericPlans: PostgresQuery = "SET LOCAL plan_cache_mode = force_generic_plan"
 
     /// The statement that writes `chunks`, the next after the `held` bytes, on the condition
     /// that the upload's row names `writer` and holds `held` bytes; and the bytes it writes. It
@@ -374,33 +401,45 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         try await pump(draining: true)
         let (data, id, writer, held, hash, userID) = (pending, id, writer, held, hash, userID)
         let size = held + Int64(data.readableBytes)
-        let logger = database.logger
-        return try await database.transaction { connection in
-            if data.readableBytes > 0 {
-                try await connection.query(Self.genericPlans, logger: logger)
-                let (query, _) = Self.appending([data], id: id, writer: writer, held: held)
-                let written = try await connection.query(query, logger: logger).collect()
-                guard !written.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
-            }
+        let first = Int32(held / Int64(Self.chunkSize))
+        // In one statement: the upload's row goes (on the condition that it names this request
+        // as its writer and holds `held` bytes: otherwise nothing changes), and the attachment's
+        // row is written with the last chunk. An attachment already there (another upload of the
+        // same bytes finished first) keeps its row, and this upload's chunks go.
+        var binds = PostgresBindings(capacity: 8)
+        binds.append(id)
+        binds.append(writer)
+        binds.append(held)
+        binds.append(userID)
+        binds.append(hash)
+        binds.append(size)
+        binds.append(first)
+        binds.append(data)
+        let query = PostgresQuery(
+            unsafeSQL: """
+                WITH ours AS (
+                    DELETE FROM amber_sync_attachment_uploads WHERE id = $1 AND writer = $2 AND size = $3
+                    RETURNING id
+                ), kept AS (
+                    INSERT INTO amber_sync_attachments (user_id, sha256, size, upload_id)
+                    SELECT $4, $5, $6, id FROM ours
+                    ON CONFLICT (user_id, sha256) DO NOTHING RETURNING upload_id
+                ), last_chunk AS (
+                    INSERT INTO amber_sync_attachment_chunks (upload_id, chunk, data)
+                    SELECT upload_id, $7, $8::bytea FROM kept WHERE length($8::bytea) > 0
+                ), dropped AS (
+                    DELETE FROM amber_sync_attachment_chunks
+                    WHERE upload_id = $1 AND EXISTS (SELECT 1 FROM ours) AND NOT EXISTS (SELECT 1 FROM kept)
+                )
+                SELECT (SELECT count(*) FROM ours), (SELECT count(*) FROM kept)
+                """, binds: binds)
+        let rows = try await Self.run(
+            query, database: database, genericPlan: data.readableBytes >= Self.genericPlanBytes)
+        guard let (ours, kept) = try rows.first?.decode((Int64, Int64).self), ours == 1 else {
             // Gone when prune took the upload for abandoned, or another request took it over.
-            let ours = try await connection.query(
-                "DELETE FROM amber_sync_attachment_uploads WHERE id = \(id) AND writer = \(writer) RETURNING id",
-                logger: logger
-            ).collect()
-            guard !ours.isEmpty else { throw SyncServerError.uploadInProgress(hash: hash) }
-            let inserted = try await connection.query(
-                """
-                INSERT INTO amber_sync_attachments (user_id, sha256, size, upload_id)
-                VALUES (\(userID), \(hash), \(size), \(id))
-                ON CONFLICT (user_id, sha256) DO NOTHING RETURNING size
-                """, logger: logger
-            ).collect()
-            if inserted.isEmpty {
-                try await connection.query(
-                    "DELETE FROM amber_sync_attachment_chunks WHERE upload_id = \(id)", logger: logger)
-            }
-            return !inserted.isEmpty
+            throw SyncServerError.uploadInProgress(hash: hash)
         }
+        return kept == 1
     }
 
     func suspend() async -> Int64 {

@@ -150,6 +150,35 @@ struct AttachmentPartsTests {
         }
     }
 
+    /// An upload of bytes the user already has (begun before the first one ended, say) finishes
+    /// as not new: the attachment keeps its bytes, and the second upload leaves nothing behind.
+    @Test(arguments: Backend.allCases)
+    func anUploadOfBytesAlreadyKeptFinishesAsNotNewAndLeavesNothing(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let (_, user, storage) = try await AttachmentTests.ann(in: test.database)
+            let bytes = Self.bytes
+            let hash = AttachmentTests.hash(bytes)
+            let first = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await first.write(ByteBuffer(bytes: bytes))
+            #expect(try await first.finish())
+            let second = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await second.write(ByteBuffer(bytes: bytes))
+            #expect(try await second.finish() == false)
+            let read = LockedValue<[UInt8]>([])
+            try await storage.readAttachment(hash, for: user, range: 0..<Int64(bytes.count)) { chunk in
+                read.withLock { $0 += chunk.readableBytesView }
+            }
+            #expect(read.withLock { $0 } == bytes)
+            #expect(try await storage.heldUploadBytes(hash, for: user) == 0)
+            if backend == .postgres, let url = test.location {
+                let chunks = try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_attachment_chunks")
+                #expect(chunks.trimmingCharacters(in: .whitespacesAndNewlines) == "6", "the first upload's 6 chunks")
+                let uploads = try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_attachment_uploads")
+                #expect(uploads.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            }
+        }
+    }
+
     /// An upload written in small pieces keeps its whole chunks in order, however the pieces
     /// fall across the chunks and the statements that write them.
     @Test(arguments: Backend.allCases)

@@ -1,7 +1,9 @@
+import AmberLock
 import AmberSyncPostgres
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberTestSupport
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -100,6 +102,40 @@ struct PostgresSyncDatabaseTests {
             try count(
                 "amber_sync_records r WHERE NOT EXISTS (SELECT 1 FROM amber_sync_users u WHERE u.id = r.user_id)")
                 == "0")
+    }
+
+    /// A request that resumes an upload takes it from the request writing it (a client that
+    /// resumed after a cut the server had not noticed): the first can no longer finish it, and
+    /// its attempt leaves the chunks held for the upload as they are.
+    @Test func anUploadTakenOverCannotBeFinishedByTheRequestItWasTakenFrom() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        defer { Task { await database.close() } }
+        let token = try await database.addUser(named: "ann")
+        let user = try #require(try await database.user(forToken: token))
+        let whole = 2 * 1_048_576
+        let bytes = (0..<(whole + 99)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 10) }
+        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let cut = try await database.beginAttachment(hash, for: user, at: 0)
+        try await cut.write(ByteBuffer(bytes: bytes[..<whole]))
+        #expect(await cut.suspend() == Int64(whole))
+
+        let first = try await database.beginAttachment(hash, for: user, at: Int64(whole))
+        try await first.write(ByteBuffer(bytes: bytes[whole...]))
+        let second = try await database.beginAttachment(hash, for: user, at: Int64(whole))
+        await #expect(throws: SyncServerError.uploadInProgress(hash: hash)) { try await first.finish() }
+        #expect(try await database.heldUploadBytes(hash, for: user) == Int64(whole), "the held chunks stay")
+
+        try await second.write(ByteBuffer(bytes: bytes[whole...]))
+        #expect(try await second.finish())
+        let read = LockedValue<[UInt8]>([])
+        try await database.readAttachment(hash, for: user, range: 0..<Int64(bytes.count)) { chunk in
+            read.withLock { $0 += chunk.readableBytesView }
+        }
+        #expect(read.withLock { $0 } == bytes)
+        let chunks = try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_attachment_chunks")
+        #expect(chunks.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
     }
 
     @Test func aNewerSchemaIsRefusedAndLeftUntouched() async throws {
