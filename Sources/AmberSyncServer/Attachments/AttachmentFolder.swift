@@ -154,8 +154,13 @@ public struct AttachmentFolder: AttachmentStorage {
     }
 
     /// Removes the name of the upload's bytes; whether none is left.
+    ///
+    /// Looked for first: most uploads have none, and `unlink` takes the folder's lock even for a
+    /// file that is not there, which the other uploads creating files in it then wait for.
     private static func forgetGeneration(of staging: String) -> Bool {
-        unlink(generationFile(of: staging)) == 0 || errno == ENOENT
+        let file = generationFile(of: staging)
+        guard access(file, F_OK) == 0 else { return errno == ENOENT }
+        return unlink(file) == 0 || errno == ENOENT
     }
 
     /// The name of the upload's bytes, `nil` when it has none.
