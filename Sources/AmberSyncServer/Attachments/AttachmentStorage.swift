@@ -130,8 +130,9 @@ public protocol AttachmentUpload: Sendable {
     ///
     /// Two uploads of a hash with the same identity and the same offset hold the same bytes
     /// before it, whichever server process wrote them: an upload that starts over takes a new
-    /// identity, or none until ``suspend()`` gives it one. The server then continues the SHA-256 it computed over those bytes as an earlier
-    /// request wrote them, instead of reading them again (``readHeld(into:)``).
+    /// identity, or none until ``suspend()`` gives it one. The server then continues the SHA-256
+    /// it computed over those bytes as an earlier request wrote them, instead of reading them
+    /// again (``readHeld(into:)``).
     var heldBytesIdentity: String? { get }
 }
 
