@@ -54,6 +54,63 @@ final class Child: Sendable {
     }
 }
 
+/// A phone running the `notes` executable on its own `NOTES_HOME`, syncing with one server.
+struct NotesPhone {
+    let path: String
+    let environment: [String: String]
+    let arguments: [String]
+
+    init(server: URL, token: String) {
+        let home = temporaryDirectory()
+        path = home.appendingPathComponent("notes.sqlite").path
+        environment = ["NOTES_HOME": home.path]
+        arguments = ["sync", "--server", server.absoluteString, "--token", token]
+    }
+
+    /// The phone's client id, once it has one.
+    func clientID() throws -> String? {
+        try SQLiteStorage(path: path).syncWrite { try SyncSchema.meta($0, "clientID") }
+    }
+
+    /// Writes `count` new notes, as the app would before a sync.
+    func addNotes(_ count: Int, round: Int) throws {
+        let notes = try IdentityStore<NotesAppNote>(key: "notes", storage: SQLiteStorage(path: path))
+        let now = Date()
+        try notes.add(
+            contentsOf: (0..<count).map {
+                NotesAppNote(id: UUID(), text: "note \(round)-\($0)", tagIDs: [], created: now, modified: now)
+            })
+    }
+
+    /// Starts `notes sync`; its progress lines (standard error) are read as output.
+    func startSync() throws -> Child {
+        try Child("notes", arguments, environment: environment, errorsToo: true)
+    }
+
+    /// Runs `notes sync` to its end.
+    func sync() async throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = builtExecutable(named: "notes")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        return try await runToEndOnItsOwnThread(process)
+    }
+
+    /// Expects the server to hold `count` notes, each with its own text and one version: none
+    /// lost, none applied twice.
+    static func expectEachNoteOnce(on server: URL, token: String, count: Int) async throws {
+        let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("reader.sqlite").path)
+        let readerNotes = try IdentityStore<NotesAppNote>(key: "notes", storage: storage)
+        let reader = try SyncClient(storage: storage, server: server, token: token)
+        try reader.add(readerNotes) { _, mine, _ in mine }
+        try await reader.sync()
+        #expect(readerNotes.count == count)
+        #expect(Set(readerNotes.all.map(\.text)).count == count)
+        // One version per note: no mutation was applied twice, none sent again as another device's.
+        #expect(try storage.syncWrite { try SyncSchema.cursor($0) } == Int64(count))
+    }
+}
+
 @Suite(.boundedConcurrency, .serialized) struct SyncCrashTests {
     /// `notes sync --watch` is SIGKILLed at random moments while notes are added; afterwards every
     /// note whose `add` returned is on the server exactly once.
@@ -106,51 +163,25 @@ final class Child: Sendable {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        let home = temporaryDirectory()
-        let path = home.appendingPathComponent("notes.sqlite").path
-        let environment = ["NOTES_HOME": home.path]
-        let arguments = ["sync", "--server", server.url.absoluteString, "--token", token]
-        func clientID() throws -> String? {
-            try SQLiteStorage(path: path).syncWrite { try SyncSchema.meta($0, "clientID") }
-        }
+        let phone = NotesPhone(server: server.url, token: token)
         var random = SeededGenerator(seed: 11)
         var firstClientID: String?
         let rounds = 6
         let perRound = 9_000
         for round in 0..<rounds {
-            do {
-                let notes = try IdentityStore<NotesAppNote>(key: "notes", storage: SQLiteStorage(path: path))
-                let now = Date()
-                try notes.add(
-                    contentsOf: (0..<perRound).map {
-                        NotesAppNote(id: UUID(), text: "note \(round)-\($0)", tagIDs: [], created: now, modified: now)
-                    })
-            }
+            try phone.addNotes(perRound, round: round)
             // Killed once the first batch's answer is applied (its progress line), within the
             // next batches: each goes out while the answer before it is being applied.
-            let sync = try Child("notes", arguments, environment: environment, errorsToo: true)
+            let sync = try phone.startSync()
             #expect(await sync.line(startingWith: "pushed", within: 60) != nil)
             try await Task.sleep(nanoseconds: UInt64.random(in: 0...150_000_000, using: &random))
             sync.kill()
-            if firstClientID == nil { firstClientID = try clientID() }
+            if firstClientID == nil { firstClientID = try phone.clientID() }
         }
-        let final = Process()
-        final.executableURL = builtExecutable(named: "notes")
-        final.arguments = arguments
-        final.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let result = try runToEnd(final)
+        let result = try await phone.sync()
         #expect(result.status == 0, "\(result.error)")
-        #expect(try clientID() == firstClientID, "the phone was never taken for a copy of itself")
-
-        let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("reader.sqlite").path)
-        let readerNotes = try IdentityStore<NotesAppNote>(key: "notes", storage: storage)
-        let reader = try SyncClient(storage: storage, server: server.url, token: token)
-        try reader.add(readerNotes) { _, mine, _ in mine }
-        try await reader.sync()
-        #expect(readerNotes.count == rounds * perRound)
-        #expect(Set(readerNotes.all.map(\.text)).count == rounds * perRound)
-        // One version per note: no mutation was applied twice, none sent again as another device's.
-        #expect(try storage.syncWrite { try SyncSchema.cursor($0) } == Int64(rounds * perRound))
+        #expect(try phone.clientID() == firstClientID, "the phone was never taken for a copy of itself")
+        try await NotesPhone.expectEachNoteOnce(on: server.url, token: token, count: rounds * perRound)
     }
 
     /// The `amber-sync` server, on SQLite or on PostgreSQL, is SIGKILLed while `notes sync`
@@ -169,55 +200,28 @@ final class Child: Sendable {
             let listening = try #require(await server.line(startingWith: "listening on "))
             let url = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
             let port = try #require(url.port)
-            let home = temporaryDirectory()
-            let path = home.appendingPathComponent("notes.sqlite").path
-            let environment = ["NOTES_HOME": home.path]
-            let arguments = ["sync", "--server", url.absoluteString, "--token", token]
-            func clientID() throws -> String? {
-                try SQLiteStorage(path: path).syncWrite { try SyncSchema.meta($0, "clientID") }
-            }
+            let phone = NotesPhone(server: url, token: token)
             var random = SeededGenerator(seed: 12)
             var firstClientID: String?
             let rounds = 4
             let perRound = 9_000
             for round in 0..<rounds {
-                do {
-                    let notes = try IdentityStore<NotesAppNote>(key: "notes", storage: SQLiteStorage(path: path))
-                    let now = Date()
-                    try notes.add(
-                        contentsOf: (0..<perRound).map {
-                            NotesAppNote(
-                                id: UUID(), text: "note \(round)-\($0)", tagIDs: [], created: now, modified: now)
-                        })
-                }
-                let sync = try Child("notes", arguments, environment: environment, errorsToo: true)
+                try phone.addNotes(perRound, round: round)
+                let sync = try phone.startSync()
                 #expect(await sync.line(startingWith: "pushed", within: 60) != nil)
                 try await Task.sleep(nanoseconds: UInt64.random(in: 0...150_000_000, using: &random))
                 server.kill()
                 // The phone finds the server gone, and stops.
                 #expect(waitForExit(sync.process, within: 60))
-                if firstClientID == nil { firstClientID = try clientID() }
+                if firstClientID == nil { firstClientID = try phone.clientID() }
                 server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
                 #expect(await server.line(startingWith: "listening on ") != nil, "the server restarts on its database")
             }
-            let final = Process()
-            final.executableURL = builtExecutable(named: "notes")
-            final.arguments = arguments
-            final.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let result = try await runToEndOnItsOwnThread(final)
+            let result = try await phone.sync()
             #expect(result.status == 0, "\(result.error)")
-            #expect(try clientID() == firstClientID, "the phone was never taken for a copy of itself")
-
-            let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("reader.sqlite").path)
-            let readerNotes = try IdentityStore<NotesAppNote>(key: "notes", storage: storage)
-            let reader = try SyncClient(storage: storage, server: url, token: token)
-            try reader.add(readerNotes) { _, mine, _ in mine }
-            try await reader.sync()
+            #expect(try phone.clientID() == firstClientID, "the phone was never taken for a copy of itself")
+            try await NotesPhone.expectEachNoteOnce(on: url, token: token, count: rounds * perRound)
             server.kill()
-            #expect(readerNotes.count == rounds * perRound)
-            #expect(Set(readerNotes.all.map(\.text)).count == rounds * perRound)
-            // One version per note: no mutation was applied twice.
-            #expect(try storage.syncWrite { try SyncSchema.cursor($0) } == Int64(rounds * perRound))
         }
     }
 
