@@ -75,9 +75,11 @@ import Testing
         #expect(Set(night.notes.all) == Set(notes))
     }
 
-    /// A record edited (by another connection to the file) while its batch is at the server is
-    /// not lost: applying the batch's answer keeps the edit pending, and it goes out after.
-    @Test func aRecordEditedWhileItsBatchIsAtTheServerGoesAgain() async throws {
+    /// A record edited or deleted (by another connection to the file) while its batch is at the
+    /// server is not lost: applying the batch's answer keeps the change pending, and it goes out
+    /// after.
+    @Test(arguments: [false, true])
+    func aRecordChangedWhileItsBatchIsAtTheServerGoesAgain(deleted: Bool) async throws {
         let server = try await TestServer.start(.sqlite, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
@@ -103,17 +105,21 @@ import Testing
         let day = try Device(transport: transport, tokenProvider: { token })
         try day.notes.add(contentsOf: notes)
         await day.client.engine.apply(pushBatchSize: 10)
-        // The first record of the first batch, edited as the first batch goes out.
+        // The first record of the first batch, changed as the first batch goes out.
         let first = try day.storage.syncWrite { db in
             try String.fetchOne(db, sql: "SELECT id FROM amber_sync_pending ORDER BY key, id LIMIT 1")
         }
-        let edited = try #require(day.notes.all.first { $0.id.uuidString == first })
+        let changed = try #require(day.notes.all.first { $0.id.uuidString == first })
         // Edited by another connection to the file, as an app extension would.
         let path = day.path
         transport.edit.withLock {
             $0 = {
                 let extensionNotes = try IdentityStore<Note>(key: "notes", storage: SQLiteStorage(path: path))
-                try extensionNotes.update(id: edited.id) { $0.with(text: "edited in flight") }
+                if deleted {
+                    _ = try extensionNotes.remove(id: changed.id)
+                } else {
+                    try extensionNotes.update(id: changed.id) { $0.with(text: "edited in flight") }
+                }
             }
         }
 
@@ -122,8 +128,14 @@ import Testing
         #expect(day.client.pendingCount == 0)
         let night = try Device(server: server, token: token)
         _ = try await night.client.sync()
-        #expect(night.notes[id: edited.id]?.text == "edited in flight")
-        #expect(night.notes.count == 30)
+        if deleted {
+            #expect(night.notes[id: changed.id] == nil)
+            #expect(day.notes[id: changed.id] == nil, "the answer to the create does not bring it back")
+            #expect(night.notes.count == 29)
+        } else {
+            #expect(night.notes[id: changed.id]?.text == "edited in flight")
+            #expect(night.notes.count == 30)
+        }
     }
 
     /// The state a process leaves when it stops after keeping a batch's answer and sending the
