@@ -10,6 +10,18 @@ public func temporaryDirectory() -> URL {
     return url
 }
 
+/// How `actual` differs from `expected`, in a sentence; `nil` when they hold the same bytes.
+///
+/// For large byte sequences write `#expect(bytesDiffer(actual, expected) == nil)`, not
+/// `#expect(actual == expected)`: when the latter fails, Swift Testing computes a difference of
+/// the two collections to report it, which takes minutes at full CPU for a few MiB.
+public func bytesDiffer(_ actual: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> String? {
+    for (offset, (mine, theirs)) in zip(actual, expected).enumerated() where mine != theirs {
+        return "byte \(offset) is \(mine), not \(theirs) (\(actual.count) bytes, \(expected.count) expected)"
+    }
+    return actual.count == expected.count ? nil : "\(actual.count) bytes, not \(expected.count)"
+}
+
 /// Waits until `condition` holds, for up to `seconds`.
 public func eventually(within seconds: Double = 5, _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)

@@ -33,3 +33,13 @@ import Testing
     #expect(result.ran == 12)
     #expect(result.peak >= 1 && result.peak <= BoundedConcurrency.width)
 }
+
+/// `bytesDiffer` tells the first differing byte or the lengths, and nothing for equal bytes, at
+/// once for a MiB that differs everywhere (where a failed `==` expectation would spend minutes
+/// computing a difference).
+@Test func bytesDifferTellsTheFirstDifferenceAtOnce() {
+    let bytes = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    #expect(bytesDiffer(bytes, bytes) == nil)
+    #expect(bytesDiffer(bytes, bytes.map { ~$0 }) == "byte 0 is 0, not 255 (1048576 bytes, 1048576 expected)")
+    #expect(bytesDiffer(bytes.dropLast(), bytes) == "1048575 bytes, not 1048576")
+}

@@ -185,7 +185,7 @@ import Testing
         #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 3)) {
             try SQLiteSyncDatabase(path: path)
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(bytesDiffer(try Data(contentsOf: URL(fileURLWithPath: path)), before) == nil)
         #expect(SyncServerError.schemaTooNew(path: path, found: 99, supported: 1).description.contains("newer"))
     }
 
@@ -202,7 +202,7 @@ import Testing
             guard case SyncServerError.notASyncDatabase(let path, _) = error else { return false }
             return path == textPath
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: textPath)) == text)
+        #expect(bytesDiffer(try Data(contentsOf: URL(fileURLWithPath: textPath)), text) == nil)
 
         let otherPath = directory.appendingPathComponent("other.sqlite").path
         do {
@@ -217,6 +217,6 @@ import Testing
             guard case SyncServerError.notASyncDatabase = error else { return false }
             return true
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: otherPath)) == before)
+        #expect(bytesDiffer(try Data(contentsOf: URL(fileURLWithPath: otherPath)), before) == nil)
     }
 }

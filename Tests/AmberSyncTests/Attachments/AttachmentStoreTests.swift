@@ -52,7 +52,7 @@ struct AttachmentStoreTests {
         let fromData = try AttachmentStore(folder: directory.appendingPathComponent("other"))
             .add(bytes, mediaType: "application/octet-stream")
         #expect(fromData.sha256 == attachment.sha256)
-        #expect(try Data(contentsOf: #require(store.fileURL(for: attachment))) == bytes)
+        #expect(bytesDiffer(try Data(contentsOf: #require(store.fileURL(for: attachment))), bytes) == nil)
     }
 
     @Test func aMissingSourceFileIsAStorageError() throws {
