@@ -196,9 +196,8 @@ struct NotesPhone {
         try await backend.withDatabase { test in
             let database = try #require(test.location)
             let token = try runAmberSync(["user", "add", "ann", "--database", database])
-            var server = try Child("amber-sync", ["serve", "--port", "0", "--database", database])
-            let listening = try #require(await server.line(startingWith: "listening on "))
-            let url = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
+            let (first, url) = try await serve(database)
+            var server = first
             let port = try #require(url.port)
             let phone = NotesPhone(server: url, token: token)
             var random = SeededGenerator(seed: 12)
@@ -214,8 +213,7 @@ struct NotesPhone {
                 // The phone finds the server gone, and stops.
                 #expect(waitForExit(sync.process, within: 60))
                 if firstClientID == nil { firstClientID = try phone.clientID() }
-                server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
-                #expect(await server.line(startingWith: "listening on ") != nil, "the server restarts on its database")
+                (server, _) = try await serve(database, port: port)
             }
             let result = try await phone.sync()
             #expect(result.status == 0, "\(result.error)")
@@ -233,9 +231,8 @@ struct NotesPhone {
         try await backend.withDatabase { test in
             let database = try #require(test.location)
             let token = try runAmberSync(["user", "add", "ann", "--database", database])
-            var server = try Child("amber-sync", ["serve", "--port", "0", "--database", database])
-            let listening = try #require(await server.line(startingWith: "listening on "))
-            let url = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
+            let (first, url) = try await serve(database)
+            var server = first
             let port = try #require(url.port)
 
             let device = try Device(server: url, token: token)
@@ -255,8 +252,7 @@ struct NotesPhone {
             for _ in 0..<20 {
                 try await Task.sleep(nanoseconds: UInt64.random(in: 50_000_000...300_000_000, using: &random))
                 server.kill()
-                server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
-                #expect(await server.line(startingWith: "listening on ") != nil, "the server restarts on its file")
+                (server, _) = try await serve(database, port: port)
             }
             writer.cancel()
             _ = await writer.value
@@ -271,6 +267,14 @@ struct NotesPhone {
             #expect(Set(reader.notes.all) == expected)
             #expect(reader.notes.count == expected.count, "each write once")
         }
+    }
+
+    /// Starts `amber-sync serve` on `database` (on `port`, or a free one) and waits until it
+    /// listens: the process and its address.
+    private func serve(_ database: String, port: Int = 0) async throws -> (Child, URL) {
+        let server = try Child("amber-sync", ["serve", "--port", "\(port)", "--database", database])
+        let listening = try #require(await server.line(startingWith: "listening on "), "the server starts")
+        return (server, try #require(URL(string: String(listening.dropFirst("listening on ".count)))))
     }
 
     /// Runs `amber-sync` to its end and returns the last line it printed.

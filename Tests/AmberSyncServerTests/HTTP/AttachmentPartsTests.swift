@@ -140,11 +140,8 @@ struct AttachmentPartsTests {
             let second = try await storage.beginAttachment(hash, for: user, at: 0)
             try await second.write(ByteBuffer(bytes: bytes))
             #expect(try await second.finish() == false)
-            let read = LockedValue<[UInt8]>([])
-            try await storage.readAttachment(hash, for: user, range: 0..<Int64(bytes.count)) { chunk in
-                read.withLock { $0 += chunk.readableBytesView }
-            }
-            #expect(bytesDiffer(read.withLock { $0 }, bytes) == nil)
+            let read = try await storage.readAll(hash, for: user, range: 0..<Int64(bytes.count))
+            #expect(bytesDiffer(read, bytes) == nil)
             #expect(try await storage.heldUploadBytes(hash, for: user) == 0)
             if backend == .postgres, let url = test.location {
                 let chunks = try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_attachment_chunks")
@@ -171,11 +168,8 @@ struct AttachmentPartsTests {
                 start = end
             }
             #expect(try await upload.finish())
-            let read = LockedValue<[UInt8]>([])
-            try await storage.readAttachment(hash, for: user, range: 1_000..<Int64(bytes.count)) { chunk in
-                read.withLock { $0 += chunk.readableBytesView }
-            }
-            #expect(bytesDiffer(read.withLock { $0 }, bytes[1_000...]) == nil)
+            let read = try await storage.readAll(hash, for: user, range: 1_000..<Int64(bytes.count))
+            #expect(bytesDiffer(read, bytes[1_000...]) == nil)
         }
     }
 }

@@ -180,11 +180,8 @@ struct AttachmentTests {
             #expect(try await resumed.finish())
             #expect(try await storage.attachmentSize(hash, for: user) == Int64(bytes.count))
             #expect(try await storage.heldUploadBytes(hash, for: user) == 0)
-            let read = LockedValue<[UInt8]>([])
-            try await storage.readAttachment(hash, for: user, range: 0..<Int64(bytes.count)) { chunk in
-                read.withLock { $0 += chunk.readableBytesView }
-            }
-            #expect(bytesDiffer(read.withLock { $0 }, bytes) == nil)
+            let read = try await storage.readAll(hash, for: user, range: 0..<Int64(bytes.count))
+            #expect(bytesDiffer(read, bytes) == nil)
 
             // A dropped upload holds nothing.
             let other = Self.hash([1, 2, 3])
@@ -387,5 +384,16 @@ struct AttachmentTests {
             #expect(
                 try await harness.send(.head, "/v1/attachments/\(Self.hash(kept))", token: token).status == .notFound)
         }
+    }
+}
+
+extension AttachmentStorage {
+    /// The bytes `range` of the user's attachment `hash`, read whole.
+    func readAll(_ hash: String, for user: SyncUser, range: Range<Int64>) async throws -> [UInt8] {
+        let read = LockedValue<[UInt8]>([])
+        try await readAttachment(hash, for: user, range: range) { chunk in
+            read.withLock { $0 += chunk.readableBytesView }
+        }
+        return read.withLock { $0 }
     }
 }

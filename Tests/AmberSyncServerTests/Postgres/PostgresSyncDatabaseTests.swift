@@ -129,11 +129,8 @@ struct PostgresSyncDatabaseTests {
 
         try await second.write(ByteBuffer(bytes: bytes[whole...]))
         #expect(try await second.finish())
-        let read = LockedValue<[UInt8]>([])
-        try await database.readAttachment(hash, for: user, range: 0..<Int64(bytes.count)) { chunk in
-            read.withLock { $0 += chunk.readableBytesView }
-        }
-        #expect(bytesDiffer(read.withLock { $0 }, bytes) == nil)
+        let read = try await database.readAll(hash, for: user, range: 0..<Int64(bytes.count))
+        #expect(bytesDiffer(read, bytes) == nil)
         let chunks = try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_attachment_chunks")
         #expect(chunks.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
     }
