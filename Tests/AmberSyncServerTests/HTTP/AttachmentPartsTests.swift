@@ -126,6 +126,25 @@ struct AttachmentPartsTests {
         }
     }
 
+    /// An upload that starts over but cannot remove the old name of its bytes (here a folder
+    /// stands in its place) is refused: a stale name could make the server take a remembered
+    /// hash for other bytes.
+    @Test func anUploadWhoseOldNameCannotBeRemovedDoesNotStart() async throws {
+        try await Backend.sqlite.withDatabase { test in
+            let (_, user, storage) = try await AttachmentTests.ann(in: test.database)
+            let folder = try #require(test.database as? SQLiteSyncDatabase).attachments.path
+            let hash = AttachmentTests.hash(Self.bytes)
+            let name = folder + "/incoming/\(user.id)-\(hash).generation"
+            try FileManager.default.createDirectory(atPath: name, withIntermediateDirectories: true)
+            await #expect(throws: (any Error).self) { try await storage.beginAttachment(hash, for: user, at: 0) }
+            #expect(try await storage.heldUploadBytes(hash, for: user) == 0)
+            try FileManager.default.removeItem(atPath: name)
+            let upload = try await storage.beginAttachment(hash, for: user, at: 0)
+            try await upload.write(ByteBuffer(bytes: Self.bytes))
+            #expect(try await upload.finish())
+        }
+    }
+
     /// An upload of bytes the user already has (begun before the first one ended, say) finishes
     /// as not new: the attachment keeps its bytes, and the second upload leaves nothing behind.
     @Test(arguments: Backend.allCases)
