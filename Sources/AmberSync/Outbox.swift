@@ -164,8 +164,22 @@ struct Outbox: Sendable {
 
     /// Removes an answered mutation from the outbox, in the transaction that applies its answer.
     static func markAnswered(_ mutationID: Int64, in db: Database) throws {
-        try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id = ?")
-            .execute(arguments: [mutationID])
+        try markAnswered([mutationID], in: db)
+    }
+
+    /// Removes answered mutations from the outbox: one statement for each run of consecutive ids
+    /// (a batch's mutations of one collection are one run).
+    static func markAnswered(_ mutationIDs: [Int64], in db: Database) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id BETWEEN ? AND ?")
+        var ids = mutationIDs.sorted()[...]
+        while let first = ids.first {
+            var last = first
+            ids = ids.dropFirst()
+            while ids.first == last + 1 || ids.first == last {
+                last = ids.removeFirst()
+            }
+            try delete.execute(arguments: [first, last])
+        }
     }
 
     // MARK: Planning

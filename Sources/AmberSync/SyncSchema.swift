@@ -178,15 +178,47 @@ enum SyncSchema {
         let value: JSONRecord?
     }
 
-    static func base(_ db: Database, key: String, id: String) throws -> Base? {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT version, value FROM amber_sync_base WHERE key = ? AND id = ?"),
-                arguments: [key, id])
-        else { return nil }
-        let text: String? = row[1]
-        // Written by `setBase` from a record checked when it arrived.
-        return Base(version: row[0], value: text.map(JSONRecord.init(unchecked:)))
+    /// The bases of those of records `ids` of `key` that have one, read in one statement, in the
+    /// order of `ids` (the table's order when they are sorted by ``byteOrder(_:_:)``).
+    static func bases(_ db: Database, key: String, ids: [String]) throws -> [String: Base] {
+        var bases: [String: Base] = [:]
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT j.value, b.version, b.value FROM json_each(?) j
+                    CROSS JOIN amber_sync_base b ON b.key = ? AND b.id = j.value
+                    """),
+            arguments: [jsonArray(ids), key])
+        while let row = try rows.next() {
+            let text: String? = row[2]
+            // Written by `setBase` from a record checked when it arrived.
+            bases[row[0]] = Base(version: row[1], value: text.map(JSONRecord.init(unchecked:)))
+        }
+        return bases
+    }
+
+    /// `strings` as a JSON array, for `json_each`.
+    private static func jsonArray(_ strings: [String]) -> String {
+        var writer = JSONWriter(capacity: strings.count * 40)
+        writer.write(strings)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// The texts the store holds for those of records `ids` of `key` that it has, read in one
+    /// statement.
+    static func storedTexts(_ db: Database, key: String, ids: [String]) throws -> [String: String] {
+        var texts: [String: String] = [:]
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT j.value, r.value FROM json_each(?) j
+                    CROSS JOIN amber_records r ON r.key = ? AND r.id = j.value
+                    """),
+            arguments: [jsonArray(ids), key])
+        while let row = try rows.next() {
+            texts[row[0]] = row[1]
+        }
+        return texts
     }
 
     /// Writes bases (`nil`: none) in the order of their ids, which is the table's: a large

@@ -152,23 +152,20 @@ where Value.ID: Sendable & Codable {
             let hasBases = try SyncSchema.hasBases(db, key: key)
             // The stored bases, looked up in the table's order: a large batch of random ids then
             // reads each B-tree page once instead of coming back to it.
-            var stored = [SyncSchema.Base?](repeating: nil, count: hasBases ? states.count : 0)
-            if hasBases {
-                for index in states.indices.sorted(by: { SyncSchema.byteOrder(states[$0].id, states[$1].id) }) {
-                    stored[index] = try SyncSchema.base(db, key: key, id: states[index].id)
-                }
-            }
+            let stored =
+                hasBases
+                ? try SyncSchema.bases(db, key: key, ids: states.map(\.id).sorted(by: SyncSchema.byteOrder))
+                : [:]
+            // What the store holds for the records this client's pushes stored as sent, to tell
+            // whether they changed since.
+            let sentIDs = states.compactMap { $0.applied?.asSent == true ? $0.id : nil }
+            let storedTexts = sentIDs.isEmpty ? [:] : try SyncSchema.storedTexts(db, key: key, ids: sentIDs)
+            try Outbox.markAnswered(states.compactMap(\.answered), in: db)
             // New bases, written at the end in the order of their ids (see `writeBases`); the
             // last for a record listed twice.
             var bases: [String: SyncSchema.Base?] = [:]
             for (index, state) in states.enumerated() {
-                if let mutationID = state.answered {
-                    try Outbox.markAnswered(mutationID, in: db)
-                }
-                let base =
-                    if let written = bases[state.id] { written } else if hasBases { stored[index] } else {
-                        SyncSchema.Base?.none
-                    }
+                let base = bases[state.id] ?? stored[state.id]
                 if let base, state.version > 0, base.version >= state.version { continue }
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
@@ -180,7 +177,7 @@ where Value.ID: Sendable & Codable {
                     state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
                     forKey: state.id)
                 if let applied = state.applied, applied.asSent,
-                    try SyncSchema.storedText(db, key: key, id: state.id) == applied.record?.text
+                    try storedTexts[state.id] == applied.record?.text
                         || isUnchanged(applied.record, id: state.id, in: transaction)
                 {
                     // The server stored what was sent, and it is still the local value: the store

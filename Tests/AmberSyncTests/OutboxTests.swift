@@ -204,3 +204,46 @@ import Testing
         #expect(tags[0].value?.object == merged && tags[0].applied?.asSent == false, "merged on the server")
     }
 }
+
+extension OutboxTests {
+    /// Answered mutations leave the outbox by runs of consecutive ids, whatever their order and
+    /// with gaps and repeats; the others stay.
+    @Test func answeredMutationsLeaveTheOutboxAndTheOthersStay() throws {
+        let remaining = try storage.database.write { db in
+            for id in 1...9 {
+                try db.execute(
+                    sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, 'notes', '{}')",
+                    arguments: [id])
+            }
+            try Outbox.markAnswered([6, 2, 1, 2, 4, 5, 9], in: db)
+            try Outbox.markAnswered([], in: db)
+            return try Int64.fetchAll(db, sql: "SELECT mutation_id FROM amber_sync_outbox ORDER BY mutation_id")
+        }
+        #expect(remaining == [3, 7, 8])
+    }
+
+    /// The bases and stored texts of many records are read in one statement each: those that
+    /// have one, keyed by id, whatever the ids hold (quotes, non-ASCII) and in any order.
+    @Test func basesAndStoredTextsAreReadForManyRecordsAtOnce() throws {
+        let stored = [note("a"), note("b"), note("c")]
+        try notes.add(contentsOf: stored)
+        let ids = stored.map(\.id.uuidString)
+        let odd = #"an "odd" id, é\n"#
+        let (bases, texts, one) = try storage.database.write { db in
+            try SyncSchema.setBase(db, key: "notes", id: ids[0], version: 4, value: JSONRecord(unchecked: #"{"x":1}"#))
+            try SyncSchema.setBase(db, key: "notes", id: odd, version: 5, value: nil)
+            try SyncSchema.setBase(db, key: "other", id: ids[1], version: 6, value: nil)
+            let asked = [ids[2], odd, "missing", ids[0], ids[1]]
+            return (
+                try SyncSchema.bases(db, key: "notes", ids: asked),
+                try SyncSchema.storedTexts(db, key: "notes", ids: asked),
+                try SyncSchema.storedText(db, key: "notes", id: ids[1])
+            )
+        }
+        #expect(bases.count == 2)
+        #expect(bases[ids[0]]?.version == 4 && bases[ids[0]]?.value?.text == #"{"x":1}"#)
+        #expect(bases[odd]?.version == 5 && bases[odd]?.value == nil)
+        #expect(Set(texts.keys) == Set(ids))
+        #expect(texts[ids[1]] == one && one?.contains("\"b\"") == true)
+    }
+}
