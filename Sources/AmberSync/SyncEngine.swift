@@ -352,8 +352,9 @@ actor SyncEngine {
     /// ``recordsPerTransaction`` records or a sixth of the records a pull from 0 lists, whichever
     /// is more, in one SQLite transaction with the cursor after them: a transaction rewrites every
     /// B-tree page its records land on, and records with random ids land on a new page each, so
-    /// fewer, larger transactions write each page fewer times. Progress is reported per page
-    /// received.
+    /// fewer, larger transactions write each page fewer times. The first page goes alone, and each
+    /// transaction after it is no larger than what the pull wrote before, so the writing starts
+    /// as soon as the first page is here. Progress is reported per page received.
     private func pullPages(from start: Int64, into report: inout Tally, seen: inout [String: Set<String>]?)
         async throws(SyncError)
     {
@@ -364,6 +365,8 @@ actor SyncEngine {
         defer { fetcher.stop() }
         var done = SyncProgress(phase: .pulling, completed: 0, total: nil, bytes: 0)
         var held = HeldPages()
+        // Records of this pull applied so far.
+        var applied = 0
         while true {
             let answer = try await fetcher.next()
             try check(databaseID: answer.databaseID)
@@ -390,8 +393,13 @@ actor SyncEngine {
             if !page.changes.isEmpty { progress(done) }
             // A large first sync applies a sixth of the account at a time: the rewrites of
             // B-tree pages then stay a few per page however large the account.
-            let transactionSize = max(recordsPerTransaction, (done.total ?? 0) / 6)
-            fetcher.allowAhead(pages: transactionSize / SyncLimits.defaultPullLimit)
+            let largest = max(recordsPerTransaction, (done.total ?? 0) / 6)
+            fetcher.allowAhead(pages: largest / SyncLimits.defaultPullLimit)
+            // No larger than what this pull applied before: the first page is written as soon as
+            // it is here, and the writing starts while the next pages are fetched. A transaction
+            // rewrites each B-tree page its records land on, so while the tables are as small as
+            // what it adds, a small one costs no more a record than a large one.
+            let transactionSize = min(largest, max(1, applied))
             guard held.count >= transactionSize || !more else { continue }
             let known = collections.withLock { $0 }
             // A collection no store was added for is skipped: adding its store later pulls from 0.
@@ -400,6 +408,7 @@ actor SyncEngine {
                 report.merged += try apply(held.states[key] ?? [], to: key)
             }
             try database { [cursor, tag] in try SyncSchema.setCursor($0, cursor, tag: tag) }
+            applied += held.count
             held = HeldPages()
             guard more else { return }
         }

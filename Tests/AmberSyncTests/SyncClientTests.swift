@@ -118,6 +118,26 @@ import Testing
         #expect(await progress(nightEvents, 4).count == 4)
     }
 
+    /// A pull writes its first page as soon as it is here, then transactions as large as what it
+    /// wrote before, up to its largest: the writing starts while the next pages are fetched.
+    @Test func aLargePullWritesItsFirstPageAloneThenLargerTransactions() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
+        try day.notes.add(contentsOf: (0..<5_500).map { note("note \($0)") })
+        _ = try await day.client.sync()
+        await night.client.engine.apply(recordsPerTransaction: 4_000)
+        let changes = Collected(night.notes.changes())
+
+        #expect(try await night.client.sync().pulled == 5_500)
+        _ = await eventually { changes.values.reduce(0) { $0 + $1.inserted.count } == 5_500 }
+        // Pages of 1,000: one, one, two, then the rest (at most 4,000).
+        #expect(changes.values.map { $0.origin == .sync ? $0.inserted.count : -1 } == [1_000, 1_000, 2_000, 1_500])
+        #expect(night.notes.count == 5_500 && night.client.pendingCount == 0)
+    }
+
     /// Seed 002: the day phone renames a tag and edits the note's text while the night phone has
     /// the note open in an editor, where the user pins it. Nothing typed on either phone is lost.
     /// A server whose body limit (`amber-sync serve --max-body`) is below a push's batch answers
