@@ -132,11 +132,14 @@ actor SyncEngine {
     /// Pushes until nothing is pending: as many rounds as the pending records fill, and a few
     /// more for the records merges make pending again.
     ///
-    /// While the server applies a batch, this client applies the answer to the batch before it:
-    /// the next batch is planned from the records after the last one sent (those sent are still
-    /// pending until their answer is applied), and the answer is kept in the file before the next
-    /// batch goes, since the server then forgets it. A process stopped in between applies the
-    /// kept answer when it next syncs (``applyKeptAnswers(into:)``).
+    /// While the server applies a batch, this client applies the answer to the batch before it,
+    /// then plans the batch after it (into the outbox), so the server does not wait for that
+    /// planning between batches: a batch is planned from the records after the last one sent
+    /// (those sent are still pending until their answer is applied). The answer is kept in the
+    /// file before the next batch goes, since the server then forgets it. A process stopped in
+    /// between applies the kept answer when it next syncs (``applyKeptAnswers(into:)``); one stopped
+    /// after planning ahead sends both batches' mutations together, the server answering again
+    /// those it answered.
     private func push(into report: inout Tally) async throws(SyncError) {
         let pending = try outbox.pendingCount()
         // Batches until the records pending now are sent (each holds at least one), then extra rounds.
@@ -145,11 +148,18 @@ actor SyncEngine {
         var renewedClientID = false
         var done = SyncProgress(phase: .pushing, completed: 0, total: pending, bytes: 0)
         var held: Received?
+        // The batch after the one at the server, planned while the server applied that one.
+        var ahead: Outbox.Batch?
         while true {
             let known = collections.withLock { $0 }
             let batch: Outbox.Batch
             if let last = held?.batch.last {
-                batch = try outbox.nextBatch(for: known, after: last)
+                if let planned = ahead {
+                    batch = planned
+                    ahead = nil
+                } else {
+                    batch = try outbox.nextBatch(for: known, after: last)
+                }
             } else {
                 if let received = held {
                     try apply(received, into: &report, done: &done)
@@ -197,6 +207,10 @@ actor SyncEngine {
                     }
                     do {
                         try apply(received, into: &report, done: &done)
+                        // The batch after this one is planned (and kept in the outbox) meanwhile
+                        // too; a stop before it is sent leaves it unanswered, sent with this one
+                        // next time.
+                        if let last = batch.last { ahead = try outbox.nextBatch(for: known, after: last) }
                     } catch {
                         _ = await sent
                         throw error
@@ -210,12 +224,15 @@ actor SyncEngine {
                 // Another device uses this client id (this file was copied): nothing was applied.
                 // Take a new id; the pending records are planned again under it.
                 renewedClientID = true
+                // The batch planned ahead leaves the outbox with this one.
+                ahead = nil
                 try outbox.renewClientID()
                 unsent += batch.mutations.count
                 continue
             } catch let error where error.kind == .server(status: 413) && batch.mutations.count > 1 {
                 // The server's body limit is below this batch (`amber-sync serve --max-body`), and
                 // it applied none of it: the pending records go again in smaller batches.
+                ahead = nil
                 guard try outbox.shrinkBatches() else { throw error }
                 unsent += batch.mutations.count
                 continue

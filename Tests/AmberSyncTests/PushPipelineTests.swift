@@ -43,6 +43,96 @@ import Testing
         }
     }
 
+    /// Holds each push numbered in `watched` until the client's outbox holds a mutation after the
+    /// push's last (the next batch, planned meanwhile), for up to two seconds; records whether it did.
+    final class PlanningWatch: SyncTransport {
+        let inner: any SyncTransport
+        let watched: Set<Int>
+        let storage = LockedValue<SQLiteStorage?>(nil)
+        let plannedAhead = LockedValue<[Bool]>([])
+        let count = LockedValue(0)
+
+        init(_ inner: any SyncTransport, watched: Set<Int>) {
+            self.inner = inner
+            self.watched = watched
+        }
+
+        var server: URL { inner.server }
+
+        func send(_ request: SyncTransportRequest) async throws(SyncError) -> SyncTransportResponse {
+            guard request.path == "v1/push", let body = request.body, let storage = storage.withLock({ $0 }) else {
+                return try await inner.send(request)
+            }
+            let number = count.withLock { count in
+                count += 1
+                return count
+            }
+            if watched.contains(number) {
+                let last = try! PushRequest(jsonBytes: body).mutations.last!.mutationID
+                let planned = await eventually(within: 2) {
+                    let newest = try? storage.syncWrite { db in
+                        try Int64.fetchOne(db, sql: "SELECT MAX(mutation_id) FROM amber_sync_outbox")
+                    }
+                    return (newest ?? nil).map { $0 > last } ?? false
+                }
+                plannedAhead.withLock { $0.append(planned) }
+            }
+            return try await inner.send(request)
+        }
+    }
+
+    /// While the server applies a batch, the client plans the next one and keeps it in its
+    /// outbox: the server does not wait for that planning between batches.
+    @Test func theNextBatchIsPlannedWhileTheServerAppliesOne() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        // Batches of 10, 10, 10 and 5: the second and third have one after them.
+        let transport = PlanningWatch(server.transport, watched: [2, 3])
+        let day = try Device(transport: transport, tokenProvider: { token })
+        transport.storage.withLock { $0 = day.storage }
+        try day.notes.add(contentsOf: (0..<35).map { note("note \($0)") })
+        await day.client.engine.apply(pushBatchSize: 10)
+
+        #expect(try await day.client.sync().pushed == 35)
+        #expect(transport.plannedAhead.withLock { $0 } == [true, true])
+        #expect(day.client.pendingCount == 0)
+        let outbox = try day.storage.syncWrite { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_outbox") }
+        #expect(outbox == 0, "every batch planned was sent and answered")
+    }
+
+    /// The answer to a batch is lost while the batch after it is planned: both stay in the outbox,
+    /// unanswered, and the next sync sends them together. The server answers the first as before
+    /// and applies the second; every note arrives once.
+    @Test(arguments: Backend.allCases)
+    func aBatchPlannedAheadOfALostAnswerGoesWithItNextTime(backend: Backend) async throws {
+        let server = try await TestServer.start(backend, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let path = temporaryDirectory().appendingPathComponent("phone.sqlite").path
+        let losing = RecordingTransport(server.transport, losingFrom: 2)
+        let notes = (0..<35).map { note("note \($0)") }
+        do {
+            let phone = try Device(transport: losing, path: path, tokenProvider: { token })
+            try phone.notes.add(contentsOf: notes)
+            await phone.client.engine.apply(pushBatchSize: 10)
+            await #expect(throws: SyncError.self) { try await phone.client.sync() }
+            let outbox = try phone.storage.syncWrite {
+                try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_outbox")
+            }
+            #expect(outbox == 20, "the batch whose answer was lost, and the one planned after it")
+            #expect(losing.pushes.withLock { $0.count } == 2)
+        }
+        let phone = try Device(server: server, token: token, path: path)
+        #expect(try await phone.client.sync().pushed == 25)
+        #expect(phone.client.pendingCount == 0)
+        let night = try Device(server: server, token: token)
+        #expect(try await night.client.sync().pulled == 35)
+        #expect(Set(night.notes.all) == Set(notes))
+        let cursor = try night.storage.syncWrite { try SyncSchema.cursor($0) }
+        #expect(cursor == 35, "one version a note: none applied twice")
+    }
+
     @Test(arguments: Backend.allCases)
     func aPushOfManyBatchesSendsEachRecordOnceAndLeavesNothingPending(backend: Backend) async throws {
         let server = try await TestServer.start(backend, over: .inProcess)
