@@ -228,7 +228,7 @@ struct Outbox: Sendable {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT p.key, p.id, r.value, b.version, b.value FROM \(SQLiteChangeLog.table) p
+                    SELECT p.key, p.id, r.value, b.version, \(SyncSchema.baseValue) FROM \(SQLiteChangeLog.table) p
                     LEFT JOIN amber_records r ON r.key = p.key AND r.id = p.id
                     LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
                     WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))

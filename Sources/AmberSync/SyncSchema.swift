@@ -10,7 +10,10 @@ import GRDB
 ///   Its triggers log every write, in the write's own transaction, whichever process makes it (an
 ///   app extension that never creates a client included).
 /// - `amber_sync_base`: per record, the server's version and value they last agreed on: the base
-///   of three-way merges, and what local changes are measured against.
+///   of three-way merges, and what local changes are measured against. A base whose value is the
+///   text the store holds for the record (after a pull or a push, most are) keeps no copy of it:
+///   `same` is 1 and `value` is `NULL`, and triggers on `amber_records` copy the text into the
+///   base before the store's record changes or goes, whichever process writes it.
 /// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash.
 /// - `amber_sync_answers`: push answers received and not yet applied, applied first after a crash:
 ///   the next batch goes to the server while the client applies the answer to the one before, and
@@ -24,13 +27,33 @@ enum SyncSchema {
                 CREATE TABLE IF NOT EXISTS amber_sync_meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS amber_sync_base (
                     key TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, value TEXT,
+                    same INTEGER NOT NULL DEFAULT 0,
                     PRIMARY KEY (key, id)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS amber_sync_outbox (
                     mutation_id INTEGER PRIMARY KEY NOT NULL, collection TEXT NOT NULL, body TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS amber_sync_answers (
                     first_mutation_id INTEGER PRIMARY KEY NOT NULL, cursor INTEGER NOT NULL, body TEXT NOT NULL);
                 """)
+        // A file whose bases all hold their text (written before bases could share the record's).
+        let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(amber_sync_base)").map { $0["name"] as String }
+        if !columns.contains("same") {
+            try db.execute(sql: "ALTER TABLE amber_sync_base ADD COLUMN same INTEGER NOT NULL DEFAULT 0")
+        }
+        try db.execute(
+            sql: """
+                CREATE TRIGGER IF NOT EXISTS amber_sync_base_keep_update AFTER UPDATE OF value ON amber_records
+                    WHEN OLD.value IS NOT NEW.value
+                    BEGIN UPDATE amber_sync_base SET value = OLD.value, same = 0
+                        WHERE key = OLD.key AND id = OLD.id AND same = 1; END;
+                CREATE TRIGGER IF NOT EXISTS amber_sync_base_keep_delete AFTER DELETE ON amber_records
+                    BEGIN UPDATE amber_sync_base SET value = OLD.value, same = 0
+                        WHERE key = OLD.key AND id = OLD.id AND same = 1; END;
+                """)
     }
+
+    /// A base's value in a query that joins `amber_sync_base` as `b` and `amber_records` as `r`
+    /// on the same record.
+    static let baseValue = "CASE WHEN b.same = 1 THEN r.value ELSE b.value END"
 
     // MARK: Kept answers
 
@@ -185,8 +208,9 @@ enum SyncSchema {
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
-                    SELECT j.value, b.version, b.value FROM json_each(?) j
-                    CROSS JOIN amber_sync_base b ON b.key = ? AND b.id = j.value
+                    SELECT j.value, b.version, \(baseValue) FROM json_each(?1) j
+                    CROSS JOIN amber_sync_base b ON b.key = ?2 AND b.id = j.value
+                    LEFT JOIN amber_records r ON b.same = 1 AND r.key = ?2 AND r.id = j.value
                     """),
             arguments: [jsonArray(ids), key])
         while let row = try rows.next() {
@@ -223,6 +247,9 @@ enum SyncSchema {
 
     /// Writes bases (`nil`: none) in the order of their ids, which is the table's: a large
     /// batch of random ids then fills each B-tree page in one go instead of coming back to it.
+    ///
+    /// Written after the store's records, in the same transaction: a base whose value is the
+    /// text the store now holds for its record shares it (see ``setBase(_:key:id:version:value:)``).
     static func writeBases(_ db: Database, key: String, _ bases: [String: Base?]) throws {
         // The ids alone are sorted: moving whole entries would copy their values at every step.
         for id in bases.keys.sorted(by: byteOrder) {
@@ -258,9 +285,15 @@ enum SyncSchema {
         ])
     }
 
+    /// Writes the base of record `id` of `key`. When `value` is the very text the store holds for
+    /// the record, the base shares it instead of keeping a copy.
     static func setBase(_ db: Database, key: String, id: String, version: Int64, value: JSONRecord?) throws {
         try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO amber_sync_base (key, id, version, value) VALUES (?, ?, ?, ?)"
+            sql: """
+                INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
+                SELECT ?1, ?2, ?3, CASE WHEN r.value IS ?4 THEN NULL ELSE ?4 END, r.value IS ?4
+                FROM (SELECT 1) LEFT JOIN amber_records r ON r.key = ?1 AND r.id = ?2
+                """
         ).execute(arguments: [key, id, version, value?.text])
     }
 

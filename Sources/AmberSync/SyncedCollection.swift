@@ -243,8 +243,9 @@ where Value.ID: Sendable & Codable {
                 let pending = keptTheirs ? false : try result.map(encode) != theirsLocalized()
                 marks.append((state.id, pending))
             }
-            try SyncSchema.writeBases(db, key: key, bases)
-            context.afterRecordsWritten { [key] db, written in
+            context.afterRecordsWritten { [key, bases] db, written in
+                // After the records: a base whose value is the text now stored shares it.
+                try SyncSchema.writeBases(db, key: key, bases)
                 if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
                 // A record listed twice gets its last mark.
                 var last: [String: Bool] = [:]

@@ -40,9 +40,12 @@ struct AttachmentSyncTests {
         let storage = try #require(server.database as? any AttachmentStorage)
         let user = try #require(try await server.database.user(forToken: token))
         #expect(try await storage.attachmentSize(photo.sha256, for: user) == Int64(Self.photo.count))
+        // Events reach a subscriber asynchronously, maybe after `sync()` returned.
         #expect(
-            dayEvents.values.contains {
-                if case .progress(let p) = $0 { p.phase == .uploadingAttachments } else { false }
+            await eventually {
+                dayEvents.values.contains {
+                    if case .progress(let p) = $0 { p.phase == .uploadingAttachments } else { false }
+                }
             })
 
         let nightEvents = Collected(night.client.events())
@@ -51,8 +54,10 @@ struct AttachmentSyncTests {
         let url = try #require(night.client.attachments.fileURL(for: photo))
         #expect(bytesDiffer(try Data(contentsOf: url), Self.photo) == nil)
         #expect(
-            nightEvents.values.contains {
-                if case .progress(let p) = $0 { p.phase == .downloadingAttachments } else { false }
+            await eventually {
+                nightEvents.values.contains {
+                    if case .progress(let p) = $0 { p.phase == .downloadingAttachments } else { false }
+                }
             })
 
         // An edit of the text sends no attachment again.

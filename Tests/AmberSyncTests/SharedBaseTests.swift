@@ -1,0 +1,102 @@
+import Amber
+import AmberSQLite
+import AmberSyncProtocol
+import AmberSyncTestSupport
+import AmberTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@testable import AmberSync
+
+/// A base whose value is the text the store holds for its record keeps no copy of it, and gets
+/// one before the record changes: whoever changes it, the change is measured against the base.
+@Suite(.boundedConcurrency) struct SharedBaseTests {
+    /// The base rows of `device`'s notes: shared (`same`, no text) or holding a text.
+    func bases(_ device: Device) throws -> [String: (same: Bool, value: String?)] {
+        try device.storage.syncWrite { db in
+            var bases: [String: (same: Bool, value: String?)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, same, value FROM amber_sync_base WHERE key = 'notes'") {
+                bases[row[0]] = (row[1], row[2])
+            }
+            return bases
+        }
+    }
+
+    func storedText(_ device: Device, _ id: UUID) throws -> String? {
+        try device.storage.syncWrite { try SyncSchema.storedText($0, key: "notes", id: id.uuidString) }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aChangedRecordKeepsItsBaseWhoeverChangesIt(backend: Backend) async throws {
+        let server = try await TestServer.start(backend, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
+        let notes = [note("edited here"), note("edited by another process"), note("deleted"), note("left")]
+        try day.notes.add(contentsOf: notes)
+        _ = try await day.client.sync()
+        #expect(try await night.client.sync().pulled == 4)
+
+        // Pushed as sent, or pulled: every base shares its record's text.
+        for device in [day, night] {
+            let shared = try bases(device)
+            #expect(shared.count == 4 && shared.values.allSatisfy { $0.same && $0.value == nil })
+        }
+        let before = try notes.map { try #require(try storedText(night, $0.id)) }
+
+        // The store edits one and deletes one; another storage on the file (as an app
+        // extension's process has) rewrites one.
+        try night.notes.update(id: notes[0].id) { $0.with(text: "edited at night") }
+        _ = try night.notes.remove(id: notes[2].id)
+        do {
+            let widget = try IdentityStore<Note>(key: "notes", storage: try SQLiteStorage(path: night.path))
+            try widget.update(id: notes[1].id) { $0.with(text: "from the widget") }
+        }
+        let kept = try bases(night)
+        for index in 0..<3 {
+            let base = try #require(kept[notes[index].id.uuidString])
+            #expect(!base.same && base.value == before[index], "note \(index) keeps the text it had")
+        }
+        #expect(kept[notes[3].id.uuidString]?.same == true)
+
+        // The day phone pins the note edited at night: both changes are kept, field by field.
+        try day.notes.update(id: notes[0].id) { $0.with(pinned: true) }
+        _ = try await day.client.sync()
+        #expect(try await night.client.sync().pushed == 3)
+        _ = try await day.client.sync()
+        for device in [day, night] {
+            #expect(device.notes[id: notes[0].id] == notes[0].with(text: "edited at night").with(pinned: true))
+            #expect(device.notes[id: notes[1].id]?.text == "from the widget")
+            #expect(device.notes[id: notes[2].id] == nil && device.notes[id: notes[3].id] == notes[3])
+            #expect(device.client.pendingCount == 0)
+        }
+        #expect(try bases(night).values.allSatisfy { $0.same && $0.value == nil }, "agreed again: shared again")
+    }
+
+    /// A file written before bases could share their record's text gains the column, and its
+    /// bases, each holding its text, read as before.
+    @Test func aFileOfEarlierBasesIsUpgradedAndReadsTheSame() throws {
+        let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("old.sqlite").path)
+        let (bases, columns) = try storage.syncWrite { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE amber_sync_base (
+                        key TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, value TEXT,
+                        PRIMARY KEY (key, id)) WITHOUT ROWID;
+                    INSERT INTO amber_sync_base (key, id, version, value) VALUES ('notes', 'a', 3, '{"text":"agreed"}');
+                    INSERT INTO amber_sync_base (key, id, version, value) VALUES ('notes', 'b', 4, NULL);
+                    """)
+            try SyncSchema.prepare(db)
+            try SyncSchema.prepare(db)
+            return (
+                try SyncSchema.bases(db, key: "notes", ids: ["a", "b"]),
+                try Row.fetchAll(db, sql: "PRAGMA table_info(amber_sync_base)").map { $0["name"] as String }
+            )
+        }
+        #expect(columns.contains("same"))
+        #expect(bases["a"]?.version == 3 && bases["a"]?.value?.text == #"{"text":"agreed"}"#)
+        #expect(bases["b"]?.version == 4 && bases["b"]?.value == nil)
+    }
+}
