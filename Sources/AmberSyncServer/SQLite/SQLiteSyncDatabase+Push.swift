@@ -36,6 +36,9 @@ extension SQLiteSyncDatabase {
                     SELECT result, fingerprint FROM amber_sync_mutation_results
                     WHERE user_id = ? AND client_id = ? AND mutation_id = ?
                     """)
+            // The records the batch names, read in one statement; those it stores are kept here
+            // after, for a later mutation of the same record.
+            var records = try Self.records(in: db, userID: user.id, of: mutations)
             var resolution = PushResolution(clientID: clientID, version: startVersion, lastMutationID: lastMutationID)
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
@@ -47,8 +50,9 @@ extension SQLiteSyncDatabase {
                     ? Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID])
                         .map { row in (try JSONText.decode(MutationResult.self, from: row[0]), row[1] as String?) }
                     : nil
+                let key = NamedRecord(collection: mutation.collection, id: mutation.id)
                 let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answered) {
-                    try Self.record(in: db, userID: user.id, collection: mutation.collection, id: mutation.id)
+                    records[key]
                 }
                 guard case .decided(let outcome) = step else {
                     if case .answeredBefore(let result) = step { results.append(result) }
@@ -61,6 +65,7 @@ extension SQLiteSyncDatabase {
                     try Self.store(
                         record, text: text, in: db, userID: user.id, collection: mutation.collection, id: mutation.id,
                         at: now)
+                    records[key] = record
                 }
                 try db.cachedStatement(
                     sql: """
@@ -84,24 +89,37 @@ extension SQLiteSyncDatabase {
         }
     }
 
-    private static func record(in db: Database, userID: Int64, collection: String, id: String) throws -> ServerRecord? {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT value, version, created_version, field_versions FROM amber_sync_records
-                        WHERE user_id = ? AND collection = ? AND id = ?
-                        """),
-                arguments: [userID, collection, id]
+    /// The stored records (tombstones included) that `mutations` name, read in one statement.
+    private static func records(in db: Database, userID: Int64, of mutations: [Mutation]) throws -> [NamedRecord:
+        ServerRecord]
+    {
+        // `[[collection, id], ...]`, for `json_each`.
+        var names = JSONWriter(capacity: mutations.count * 64)
+        names.raw("[")
+        for (offset, mutation) in mutations.enumerated() {
+            if offset > 0 { names.raw(",") }
+            names.write([mutation.collection, mutation.id])
+        }
+        names.raw("]")
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT r.collection, r.id, r.value, r.version, r.created_version, r.field_versions
+                    FROM json_each(?) j CROSS JOIN amber_sync_records r
+                    ON r.user_id = ? AND r.collection = j.value ->> 0 AND r.id = j.value ->> 1
+                    """),
+            arguments: [String(decoding: names.bytes, as: UTF8.self), userID])
+        var records: [NamedRecord: ServerRecord] = [:]
+        while let row = try rows.next() {
+            let valueText: String? = row[2]
+            records[NamedRecord(collection: row[0], id: row[1])] = ServerRecord(
+                value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) },
+                version: row[3],
+                createdVersion: row[4],
+                fieldVersions: try JSONText.decode([String: Int64].self, from: row[5])
             )
-        else { return nil }
-        let valueText: String? = row["value"]
-        return ServerRecord(
-            value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) },
-            version: row["version"],
-            createdVersion: row["created_version"],
-            fieldVersions: try JSONText.decode([String: Int64].self, from: row["field_versions"])
-        )
+        }
+        return records
     }
 
     /// Writes `record`; `text`, when given, is its value's JSON text, not written again.
@@ -125,4 +143,10 @@ extension SQLiteSyncDatabase {
             try text ?? record.value.map(JSONText.encode), try JSONText.encode(record.fieldVersions), time,
         ])
     }
+}
+
+/// A record's name within a user's records.
+private struct NamedRecord: Hashable {
+    let collection: String
+    let id: String
 }

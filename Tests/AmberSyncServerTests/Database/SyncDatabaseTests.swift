@@ -40,6 +40,48 @@ import Testing
         }
     }
 
+    /// A batch's mutations see the records as the mutations before them in the batch left them:
+    /// a record created, edited from that version, deleted, then edited from a version before its
+    /// deletion (a conflict); and a record stored before the batch, edited.
+    @Test(arguments: Backend.allCases)
+    func mutationsOfOneBatchSeeTheRecordsTheMutationsBeforeThemStored(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let database = test.database
+            let token = try await database.addUser(named: "ann")
+            let ann = try #require(try await database.user(forToken: token))
+            let stored = try await database.push(
+                [
+                    Mutation(
+                        mutationID: 1, collection: "notes", id: "old", baseVersion: nil, value: ["text": .string("old")]
+                    )
+                ],
+                clientID: "c", for: ann)
+            #expect(stored.map(\.version) == [1])
+            let results = try await database.push(
+                [
+                    Mutation(
+                        mutationID: 2, collection: "notes", id: "a", baseVersion: nil, value: ["text": .string("one")]),
+                    Mutation(
+                        mutationID: 3, collection: "notes", id: "a", baseVersion: 2, value: ["text": .string("two")]),
+                    Mutation(
+                        mutationID: 4, collection: "notes", id: "old", baseVersion: 1, value: ["text": .string("new")]),
+                    Mutation(mutationID: 5, collection: "notes", id: "a", baseVersion: 3, value: nil),
+                    Mutation(
+                        mutationID: 6, collection: "notes", id: "a", baseVersion: 3, value: ["text": .string("late")]),
+                    Mutation(
+                        mutationID: 7, collection: "tags", id: "a", baseVersion: nil, value: ["name": .string("t")]),
+                ],
+                clientID: "c", for: ann)
+            #expect(results.map(\.status) == [.applied, .applied, .applied, .applied, .conflict, .applied])
+            #expect(results.map(\.version) == [2, 3, 4, 5, 5, 6])
+            let page = try await database.pull(for: ann, after: 1, limit: 100)
+            let changes = Dictionary(uniqueKeysWithValues: page.changes.map { ("\($0.collection)/\($0.id)", $0) })
+            #expect(changes["notes/a"]?.version == 5 && changes["notes/a"]?.record == nil)
+            #expect(changes["notes/old"]?.record?.object == ["text": .string("new")])
+            #expect(changes["tags/a"]?.record?.object == ["name": .string("t")])
+        }
+    }
+
     @Test func tokensAreHashedWithSHA256AsLowercaseHex() {
         #expect(AccessToken.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(AccessToken.generate() != AccessToken.generate())
