@@ -203,8 +203,8 @@ enum SyncSchema {
 
     /// The bases of those of records `ids` of `key` that have one, read in one statement, in the
     /// order of `ids` (the table's order when they are sorted by ``byteOrder(_:_:)``).
-    static func bases(_ db: Database, key: String, ids: [String]) throws -> [String: Base] {
-        var bases: [String: Base] = [:]
+    static func bases(_ db: Database, key: String, ids: [String]) throws -> [ExactText: Base] {
+        var bases: [ExactText: Base] = [:]
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
@@ -216,7 +216,7 @@ enum SyncSchema {
         while let row = try rows.next() {
             let text: String? = row[2]
             // Written by `setBase` from a record checked when it arrived.
-            bases[row[0]] = Base(version: row[1], value: text.map(JSONRecord.init(unchecked:)))
+            bases[ExactText(row[0])] = Base(version: row[1], value: text.map(JSONRecord.init(unchecked:)))
         }
         return bases
     }
@@ -230,8 +230,8 @@ enum SyncSchema {
 
     /// The texts the store holds for those of records `ids` of `key` that it has, read in one
     /// statement.
-    static func storedTexts(_ db: Database, key: String, ids: [String]) throws -> [String: String] {
-        var texts: [String: String] = [:]
+    static func storedTexts(_ db: Database, key: String, ids: [String]) throws -> [ExactText: String] {
+        var texts: [ExactText: String] = [:]
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
@@ -240,7 +240,7 @@ enum SyncSchema {
                     """),
             arguments: [jsonArray(ids), key])
         while let row = try rows.next() {
-            texts[row[0]] = row[1]
+            texts[ExactText(row[0])] = row[1]
         }
         return texts
     }
@@ -250,13 +250,13 @@ enum SyncSchema {
     ///
     /// Written after the store's records, in the same transaction: a base whose value is the
     /// text the store now holds for its record shares it (see ``setBase(_:key:id:version:value:)``).
-    static func writeBases(_ db: Database, key: String, _ bases: [String: Base?]) throws {
+    static func writeBases(_ db: Database, key: String, _ bases: [ExactText: Base?]) throws {
         // The ids alone are sorted: moving whole entries would copy their values at every step.
-        for id in bases.keys.sorted(by: byteOrder) {
+        for id in bases.keys.sorted(by: { byteOrder($0.text, $1.text) }) {
             if let base = bases[id] ?? nil {
-                try setBase(db, key: key, id: id, version: base.version, value: base.value)
+                try setBase(db, key: key, id: id.text, version: base.version, value: base.value)
             } else {
-                try deleteBase(db, key: key, id: id)
+                try deleteBase(db, key: key, id: id.text)
             }
         }
     }

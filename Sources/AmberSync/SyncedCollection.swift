@@ -163,9 +163,9 @@ where Value.ID: Sendable & Codable {
             try Outbox.markAnswered(states.compactMap(\.answered), in: db)
             // New bases, written at the end in the order of their ids (see `writeBases`); the
             // last for a record listed twice.
-            var bases: [String: SyncSchema.Base?] = [:]
+            var bases: [ExactText: SyncSchema.Base?] = [:]
             for (index, state) in states.enumerated() {
-                let base = bases[state.id] ?? stored[state.id]
+                let base = bases[ExactText(state.id)] ?? stored[ExactText(state.id)]
                 if let base, state.version > 0, base.version >= state.version { continue }
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
@@ -175,9 +175,9 @@ where Value.ID: Sendable & Codable {
                 // Unknown to the server (version 0): a local value goes back as a new record.
                 bases.updateValue(
                     state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
-                    forKey: state.id)
+                    forKey: ExactText(state.id))
                 if let applied = state.applied, applied.asSent,
-                    try storedTexts[state.id] == applied.record?.text
+                    try storedTexts[ExactText(state.id)] == applied.record?.text
                         || isUnchanged(applied.record, id: state.id, in: transaction)
                 {
                     // The server stored what was sent, and it is still the local value: the store
@@ -248,14 +248,14 @@ where Value.ID: Sendable & Codable {
                 try SyncSchema.writeBases(db, key: key, bases)
                 if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
                 // A record listed twice gets its last mark.
-                var last: [String: Bool] = [:]
-                for mark in marks { last[mark.id] = mark.pending }
+                var last: [ExactText: Bool] = [:]
+                for mark in marks { last[ExactText(mark.id)] = mark.pending }
                 // A record the store wrote under another id than its state's (an identity held
                 // under a record id of its own) is logged as written, as the triggers would.
-                for id in written where last[id] == nil { last[id] = true }
-                for (id, pending) in last.sorted(by: { SyncSchema.byteOrder($0.key, $1.key) })
+                for id in written where last[ExactText(id)] == nil { last[ExactText(id)] = true }
+                for (id, pending) in last.sorted(by: { SyncSchema.byteOrder($0.key.text, $1.key.text) })
                 where pending || hadPending {
-                    try SyncSchema.setPending(db, key: key, id: id, pending)
+                    try SyncSchema.setPending(db, key: key, id: id.text, pending)
                 }
             }
             return conflicts

@@ -261,3 +261,24 @@ extension String {
         return left.count - right.count
     }
 }
+
+/// Text compared and hashed by its UTF-8 bytes, as SQLite and PostgreSQL compare text: a
+/// `String` takes canonically equivalent text (`"\u{e9}"` and `"e\u{301}"`) for equal, so two
+/// record ids that differ only in Unicode normalization would be one dictionary key.
+package struct ExactText: Hashable, Sendable {
+    package let text: String
+
+    package init(_ text: String) {
+        self.text = text
+    }
+
+    package static func == (lhs: ExactText, rhs: ExactText) -> Bool {
+        lhs.text.hasSameUTF8(as: rhs.text)
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(0xFF as UInt8)  // never in UTF-8: ends the text
+    }
+}

@@ -223,27 +223,32 @@ extension OutboxTests {
     }
 
     /// The bases and stored texts of many records are read in one statement each: those that
-    /// have one, keyed by id, whatever the ids hold (quotes, non-ASCII) and in any order.
+    /// have one, keyed by id, whatever the ids hold (quotes, non-ASCII) and in any order; ids that
+    /// differ only in Unicode normalization are two records.
     @Test func basesAndStoredTextsAreReadForManyRecordsAtOnce() throws {
         let stored = [note("a"), note("b"), note("c")]
         try notes.add(contentsOf: stored)
         let ids = stored.map(\.id.uuidString)
-        let odd = #"an "odd" id, é\n"#
+        let odd = #"an "odd" id, \n"#
+        let (composed, decomposed) = ("caf\u{e9}", "cafe\u{301}")
         let (bases, texts, one) = try storage.database.write { db in
             try SyncSchema.setBase(db, key: "notes", id: ids[0], version: 4, value: JSONRecord(unchecked: #"{"x":1}"#))
             try SyncSchema.setBase(db, key: "notes", id: odd, version: 5, value: nil)
+            try SyncSchema.setBase(db, key: "notes", id: composed, version: 7, value: nil)
+            try SyncSchema.setBase(db, key: "notes", id: decomposed, version: 8, value: nil)
             try SyncSchema.setBase(db, key: "other", id: ids[1], version: 6, value: nil)
-            let asked = [ids[2], odd, "missing", ids[0], ids[1]]
+            let asked = [ids[2], odd, "missing", decomposed, ids[0], composed, ids[1]]
             return (
                 try SyncSchema.bases(db, key: "notes", ids: asked),
                 try SyncSchema.storedTexts(db, key: "notes", ids: asked),
                 try SyncSchema.storedText(db, key: "notes", id: ids[1])
             )
         }
-        #expect(bases.count == 2)
-        #expect(bases[ids[0]]?.version == 4 && bases[ids[0]]?.value?.text == #"{"x":1}"#)
-        #expect(bases[odd]?.version == 5 && bases[odd]?.value == nil)
-        #expect(Set(texts.keys) == Set(ids))
-        #expect(texts[ids[1]] == one && one?.contains("\"b\"") == true)
+        #expect(bases.count == 4)
+        #expect(bases[ExactText(ids[0])]?.version == 4 && bases[ExactText(ids[0])]?.value?.text == #"{"x":1}"#)
+        #expect(bases[ExactText(odd)]?.version == 5 && bases[ExactText(odd)]?.value == nil)
+        #expect(bases[ExactText(composed)]?.version == 7 && bases[ExactText(decomposed)]?.version == 8)
+        #expect(Set(texts.keys.map(\.text)) == Set(ids))
+        #expect(texts[ExactText(ids[1])] == one && one?.contains("\"b\"") == true)
     }
 }

@@ -96,7 +96,7 @@ import Testing
             )
         }
         #expect(columns.contains("same"))
-        #expect(bases["a"]?.version == 3 && bases["a"]?.value?.text == #"{"text":"agreed"}"#)
-        #expect(bases["b"]?.version == 4 && bases["b"]?.value == nil)
+        #expect(bases[ExactText("a")]?.version == 3 && bases[ExactText("a")]?.value?.text == #"{"text":"agreed"}"#)
+        #expect(bases[ExactText("b")]?.version == 4 && bases[ExactText("b")]?.value == nil)
     }
 }

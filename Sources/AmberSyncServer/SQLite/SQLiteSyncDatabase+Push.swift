@@ -145,8 +145,13 @@ extension SQLiteSyncDatabase {
     }
 }
 
-/// A record's name within a user's records.
+/// A record's name within a user's records, compared by its bytes as the database compares it.
 private struct NamedRecord: Hashable {
-    let collection: String
-    let id: String
+    let collection: ExactText
+    let id: ExactText
+
+    init(collection: String, id: String) {
+        self.collection = ExactText(collection)
+        self.id = ExactText(id)
+    }
 }
