@@ -390,17 +390,20 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
-    @Test func theRecordsTableIsAnalyzedAfterATenthOfItOrTheMinimumIsWritten() {
+    @Test func theRecordsTableIsAnalyzedAfterAsManyAsItHeldOrTheMinimumIsWritten() {
         let statistics = RecordStatistics()
         statistics.minimumWrites = 100
         #expect(!statistics.wrote(99))
         #expect(statistics.wrote(1), "100 written")
         #expect(!statistics.wrote(200), "one analysis at a time")
         statistics.analyzed(rows: 5_000)
-        #expect(!statistics.wrote(299), "the 200 written during the analysis count: 499 of a tenth of 5,000")
+        #expect(!statistics.wrote(4_799), "the 200 written during the analysis count: 4,999 of 5,000")
         #expect(statistics.wrote(1))
         statistics.analyzed(rows: nil)
-        #expect(!statistics.wrote(499), "a failed analysis keeps the table's last size")
+        #expect(!statistics.wrote(4_999), "a failed analysis keeps the table's last size")
+        #expect(statistics.wrote(1))
+        statistics.analyzed(rows: 20)
+        #expect(!statistics.wrote(99), "never below the minimum")
         #expect(statistics.wrote(1))
     }
 
