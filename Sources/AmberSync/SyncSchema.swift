@@ -250,15 +250,42 @@ enum SyncSchema {
     ///
     /// Written after the store's records, in the same transaction: a base whose value is the
     /// text the store now holds for its record shares it (see ``setBase(_:key:id:version:value:)``).
-    static func writeBases(_ db: Database, key: String, _ bases: [ExactText: Base?]) throws {
+    ///
+    /// - Parameter shared: Those of `bases` known to hold the text the store holds for their
+    ///   record: written without it, all in one statement.
+    static func writeBases(_ db: Database, key: String, _ bases: [ExactText: Base?], shared: Set<ExactText> = [])
+        throws
+    {
+        // `[[id, version], ...]` of the shared ones, for `json_each`.
+        var sharedRows = JSONWriter(capacity: shared.count * 64)
+        sharedRows.raw("[")
+        var first = true
         // The ids alone are sorted: moving whole entries would copy their values at every step.
         for id in bases.keys.sorted(by: { byteOrder($0.text, $1.text) }) {
             if let base = bases[id] ?? nil {
-                try setBase(db, key: key, id: id.text, version: base.version, value: base.value)
+                if shared.contains(id) {
+                    if !first { sharedRows.raw(",") }
+                    first = false
+                    sharedRows.raw("[")
+                    sharedRows.write(id.text)
+                    sharedRows.raw(",")
+                    sharedRows.write(base.version)
+                    sharedRows.raw("]")
+                } else {
+                    try setBase(db, key: key, id: id.text, version: base.version, value: base.value)
+                }
             } else {
                 try deleteBase(db, key: key, id: id.text)
             }
         }
+        sharedRows.raw("]")
+        guard !first else { return }
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
+                SELECT ?1, j.value ->> 0, j.value ->> 1, NULL, 1 FROM json_each(?2) j
+                """
+        ).execute(arguments: [key, String(decoding: sharedRows.bytes, as: UTF8.self)])
     }
 
     /// SQLite's order of text (its bytes), which is not `String`'s.
@@ -295,6 +322,14 @@ enum SyncSchema {
                 FROM (SELECT 1) LEFT JOIN amber_records r ON r.key = ?1 AND r.id = ?2
                 """
         ).execute(arguments: [key, id, version, value?.text])
+    }
+
+    /// Marks records `ids` of `key` not pending, in one statement.
+    static func clearPending(_ db: Database, key: String, ids: [String]) throws {
+        guard !ids.isEmpty else { return }
+        try db.cachedStatement(
+            sql: "DELETE FROM \(SQLiteChangeLog.table) WHERE key = ? AND id IN (SELECT value FROM json_each(?))"
+        ).execute(arguments: [key, jsonArray(ids)])
     }
 
     /// Marks record `id` of `key` pending (written here since it last agreed with the server) or not.

@@ -164,6 +164,9 @@ where Value.ID: Sendable & Codable {
             // New bases, written at the end in the order of their ids (see `writeBases`); the
             // last for a record listed twice.
             var bases: [ExactText: SyncSchema.Base?] = [:]
+            // Those of them known to be the text the store holds (a push stored as sent, the
+            // record unchanged since): written without it, in one statement.
+            var shared: Set<ExactText> = []
             for (index, state) in states.enumerated() {
                 let base = bases[ExactText(state.id)] ?? stored[ExactText(state.id)]
                 if let base, state.version > 0, base.version >= state.version { continue }
@@ -176,14 +179,21 @@ where Value.ID: Sendable & Codable {
                 bases.updateValue(
                     state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
                     forKey: ExactText(state.id))
-                if let applied = state.applied, applied.asSent,
-                    try storedTexts[ExactText(state.id)] == applied.record?.text
-                        || isUnchanged(applied.record, id: state.id, in: transaction)
-                {
+                shared.remove(ExactText(state.id))
+                if let applied = state.applied, applied.asSent {
                     // The server stored what was sent, and it is still the local value: the store
                     // has it already.
-                    marks.append((state.id, false))
-                    continue
+                    let sentText = applied.record?.text
+                    if storedTexts[ExactText(state.id)] == sentText {
+                        // The base is the sent text, which the store holds as it is.
+                        if sentText != nil, state.version > 0 { shared.insert(ExactText(state.id)) }
+                        marks.append((state.id, false))
+                        continue
+                    }
+                    if try isUnchanged(applied.record, id: state.id, in: transaction) {
+                        marks.append((state.id, false))
+                        continue
+                    }
                 }
                 let theirs = decodedAhead[index] ?? state.value.flatMap(decode)
                 if state.value != nil, theirs == nil { continue }  // a shape this model cannot read: left alone
@@ -243,9 +253,10 @@ where Value.ID: Sendable & Codable {
                 let pending = keptTheirs ? false : try result.map(encode) != theirsLocalized()
                 marks.append((state.id, pending))
             }
-            context.afterRecordsWritten { [key, bases] db, written in
-                // After the records: a base whose value is the text now stored shares it.
-                try SyncSchema.writeBases(db, key: key, bases)
+            context.afterRecordsWritten { [key, bases, shared] db, written in
+                // After the records: a base whose value is the text now stored shares it. A
+                // record the store wrote in this transaction is compared again.
+                try SyncSchema.writeBases(db, key: key, bases, shared: shared.subtracting(written.map(ExactText.init)))
                 if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
                 // A record listed twice gets its last mark.
                 var last: [ExactText: Bool] = [:]
@@ -253,10 +264,16 @@ where Value.ID: Sendable & Codable {
                 // A record the store wrote under another id than its state's (an identity held
                 // under a record id of its own) is logged as written, as the triggers would.
                 for id in written where last[ExactText(id)] == nil { last[ExactText(id)] = true }
+                var cleared: [String] = []
                 for (id, pending) in last.sorted(by: { SyncSchema.byteOrder($0.key.text, $1.key.text) })
                 where pending || hadPending {
-                    try SyncSchema.setPending(db, key: key, id: id.text, pending)
+                    if pending {
+                        try SyncSchema.setPending(db, key: key, id: id.text, true)
+                    } else {
+                        cleared.append(id.text)
+                    }
                 }
+                try SyncSchema.clearPending(db, key: key, ids: cleared)
             }
             return conflicts
         }

@@ -251,4 +251,31 @@ extension OutboxTests {
         #expect(Set(texts.keys.map(\.text)) == Set(ids))
         #expect(texts[ExactText(ids[1])] == one && one?.contains("\"b\"") == true)
     }
+
+    /// Bases known to be the stored text are written without it, in one statement, beside the
+    /// others; marks are cleared for the listed records only.
+    @Test func sharedBasesAreWrittenWithoutTheirTextAndMarksClearedTogether() throws {
+        let stored = [note("a"), note("b"), note("c")]
+        try notes.add(contentsOf: stored)
+        let ids = stored.map(\.id.uuidString)
+        let (rows, pending) = try storage.database.write { db in
+            let text = try #require(try SyncSchema.storedText(db, key: "notes", id: ids[0]))
+            let bases: [ExactText: SyncSchema.Base?] = [
+                ExactText(ids[0]): SyncSchema.Base(version: 7, value: JSONRecord(unchecked: text)),
+                ExactText(ids[1]): SyncSchema.Base(version: 8, value: JSONRecord(unchecked: #"{"x":1}"#)),
+                ExactText(ids[2]): nil,
+            ]
+            try SyncSchema.writeBases(db, key: "notes", bases, shared: [ExactText(ids[0])])
+            try SyncSchema.clearPending(db, key: "notes", ids: [ids[0], ids[2], "missing"])
+            return (
+                try Row.fetchAll(db, sql: "SELECT id, version, value, same FROM amber_sync_base ORDER BY version"),
+                try String.fetchAll(db, sql: "SELECT id FROM amber_sync_pending WHERE key = 'notes'")
+            )
+        }
+        #expect(rows.count == 2)
+        #expect(rows[0]["id"] == ids[0] && rows[0]["version"] == 7 && rows[0]["same"] == 1)
+        #expect((rows[0]["value"] as String?) == nil)
+        #expect(rows[1]["id"] == ids[1] && rows[1]["same"] == 0 && rows[1]["value"] == #"{"x":1}"#)
+        #expect(pending == [ids[1]])
+    }
 }
