@@ -313,12 +313,14 @@ enum SyncSchema {
     }
 
     /// Writes the base of record `id` of `key`. When `value` is the very text the store holds for
-    /// the record, the base shares it instead of keeping a copy.
+    /// the record, the base shares it instead of keeping a copy. The base of a deletion (`nil`)
+    /// shares nothing, even with a record the store does not have: a record added later under
+    /// that id would otherwise read as its own base, and never be pushed.
     static func setBase(_ db: Database, key: String, id: String, version: Int64, value: JSONRecord?) throws {
         try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
-                SELECT ?1, ?2, ?3, CASE WHEN r.value IS ?4 THEN NULL ELSE ?4 END, r.value IS ?4
+                SELECT ?1, ?2, ?3, CASE WHEN r.value = ?4 THEN NULL ELSE ?4 END, coalesce(r.value = ?4, 0)
                 FROM (SELECT 1) LEFT JOIN amber_records r ON r.key = ?1 AND r.id = ?2
                 """
         ).execute(arguments: [key, id, version, value?.text])

@@ -72,7 +72,37 @@ import Testing
             #expect(device.notes[id: notes[2].id] == nil && device.notes[id: notes[3].id] == notes[3])
             #expect(device.client.pendingCount == 0)
         }
-        #expect(try bases(night).values.allSatisfy { $0.same && $0.value == nil }, "agreed again: shared again")
+        // Agreed again: shared again, but for the deletion's base, which shares nothing.
+        let agreed = try bases(night)
+        #expect(agreed[notes[2].id.uuidString].map { !$0.same && $0.value == nil } == true)
+        #expect(agreed.filter { $0.key != notes[2].id.uuidString }.values.allSatisfy { $0.same && $0.value == nil })
+    }
+
+    /// A record deleted on another phone and brought back here under the same id (an undone
+    /// deletion) goes back to the server: the base of a deletion shares nothing.
+    @Test(arguments: Backend.allCases)
+    func aDeletionUndoneUnderTheSameIDIsPushed(backend: Backend) async throws {
+        let server = try await TestServer.start(backend, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server, token: token)
+        let night = try Device(server: server, token: token)
+        let kept = note("kept")
+        try day.notes.add(kept)
+        _ = try await day.client.sync()
+        _ = try await night.client.sync()
+        _ = try day.notes.remove(id: kept.id)
+        _ = try await day.client.sync()
+        #expect(try await night.client.sync().pulled == 1)
+        #expect(night.notes[id: kept.id] == nil)
+        let base = try #require(try bases(night)[kept.id.uuidString])
+        #expect(!base.same && base.value == nil, "a deletion's base")
+
+        try night.notes.add(kept)
+        #expect(night.client.pendingCount == 1)
+        #expect(try await night.client.sync().pushed == 1)
+        _ = try await day.client.sync()
+        #expect(day.notes[id: kept.id] == kept)
     }
 
     /// A file written before bases could share their record's text gains the column, and its
