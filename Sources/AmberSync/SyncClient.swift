@@ -109,9 +109,16 @@ public final class SyncClient: Sendable {
         self.server = server
         let clientID: String
         do {
-            clientID = try storage.database.write { db in
-                try SyncSchema.prepare(db)
-                return try SyncSchema.clientID(db)
+            // An immediate transaction: the schema is read and changed with no other process
+            // changing it in between (two processes opening a file of an earlier version).
+            clientID = try storage.database.writeWithoutTransaction { db in
+                var clientID = ""
+                try db.inTransaction(.immediate) {
+                    try SyncSchema.prepare(db)
+                    clientID = try SyncSchema.clientID(db)
+                    return .commit
+                }
+                return clientID
             }
         } catch {
             throw SyncError(.storage, "\(storage.path): \(error)", underlyingError: error)

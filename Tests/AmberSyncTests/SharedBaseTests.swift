@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSQLite
 import AmberSyncProtocol
 import AmberSyncTestSupport
@@ -128,5 +129,32 @@ import Testing
         #expect(columns.contains("same"))
         #expect(bases[ExactText("a")]?.version == 3 && bases[ExactText("a")]?.value?.text == #"{"text":"agreed"}"#)
         #expect(bases[ExactText("b")]?.version == 4 && bases[ExactText("b")]?.value == nil)
+    }
+
+    /// Several processes opening a file of an earlier version at once (each its own connection):
+    /// each upgrades it or finds it upgraded, none fails.
+    @Test func clientsOpeningAnEarlierFileAtOnceAllSucceed() throws {
+        for round in 0..<5 {
+            let path = temporaryDirectory().appendingPathComponent("old-\(round).sqlite").path
+            try SQLiteStorage(path: path).syncWrite { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE amber_sync_base (
+                            key TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, value TEXT,
+                            PRIMARY KEY (key, id)) WITHOUT ROWID;
+                        """)
+            }
+            let failures = LockedValue<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                do {
+                    _ = try SyncClient(
+                        storage: try SQLiteStorage(path: path), server: URL(string: "http://127.0.0.1:9")!,
+                        token: "t")
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [], "round \(round)")
+        }
     }
 }
