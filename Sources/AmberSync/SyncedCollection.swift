@@ -168,7 +168,9 @@ where Value.ID: Sendable & Codable {
             // record unchanged since): written without it, in one statement.
             var shared: Set<ExactText> = []
             for (index, state) in states.enumerated() {
-                let base = bases[ExactText(state.id)] ?? stored[ExactText(state.id)]
+                // The record's id as the tables compare it, hashed once.
+                let recordID = ExactText(state.id)
+                let base = bases[recordID] ?? stored[recordID]
                 if let base, state.version > 0, base.version >= state.version { continue }
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
@@ -178,15 +180,15 @@ where Value.ID: Sendable & Codable {
                 // Unknown to the server (version 0): a local value goes back as a new record.
                 bases.updateValue(
                     state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
-                    forKey: ExactText(state.id))
-                shared.remove(ExactText(state.id))
+                    forKey: recordID)
+                shared.remove(recordID)
                 if let applied = state.applied, applied.asSent {
                     // The server stored what was sent, and it is still the local value: the store
                     // has it already.
                     let sentText = applied.record?.text
-                    if storedTexts[ExactText(state.id)] == sentText {
+                    if storedTexts[recordID] == sentText {
                         // The base is the sent text, which the store holds as it is.
-                        if sentText != nil, state.version > 0 { shared.insert(ExactText(state.id)) }
+                        if sentText != nil, state.version > 0 { shared.insert(recordID) }
                         marks.append((state.id, false))
                         continue
                     }
