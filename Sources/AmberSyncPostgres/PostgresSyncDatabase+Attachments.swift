@@ -20,6 +20,12 @@ extension PostgresSyncDatabase: AttachmentStorage {
         return try rows.first?.decode(Int64.self)
     }
 
+    public func readableAttachmentSize(_ hash: String, for user: SyncUser) async throws -> Int64? {
+        let rows = try await collect(
+            "SELECT size FROM amber_sync_attachments WHERE user_id = \(user.id) AND sha256 = \(hash)")
+        return try rows.first?.decode(Int64.self)
+    }
+
     public func missingAttachments(_ hashes: [String], for user: SyncUser) async throws -> [MissingAttachment] {
         let present = Set(
             try await collect(
@@ -116,16 +122,21 @@ extension PostgresSyncDatabase: AttachmentStorage {
         _ hash: String, for user: SyncUser, range: Range<Int64>,
         into body: @escaping @Sendable (ByteBuffer) async throws -> Void
     ) async throws {
+        let size = Int64(Self.attachmentChunkSize)
+        let first = Int32(range.lowerBound / size)
+        let last = Int32(max(range.upperBound - 1, range.lowerBound) / size)
+        // The attachment's upload and its first chunk in one statement.
         let found = try await collect(
-            "SELECT upload_id FROM amber_sync_attachments WHERE user_id = \(user.id) AND sha256 = \(hash)")
-        guard let uploadID = try found.first?.decode(String.self) else {
+            """
+            SELECT a.upload_id, c.data FROM amber_sync_attachments a
+            LEFT JOIN amber_sync_attachment_chunks c ON c.upload_id = a.upload_id AND c.chunk = \(first)
+            WHERE a.user_id = \(user.id) AND a.sha256 = \(hash)
+            """)
+        guard let (uploadID, firstData) = try found.first?.decode((String, ByteBuffer?).self) else {
             throw SyncServerError.invalidRequest("The attachment \(hash) was removed while it was read.")
         }
         guard !range.isEmpty else { return }
-        let size = Int64(Self.attachmentChunkSize)
-        let first = Int32(range.lowerBound / size)
-        let last = Int32((range.upperBound - 1) / size)
-        try await readChunks(of: uploadID, first...last) { chunk, data in
+        try await readChunks(of: uploadID, first...last, firstRead: .some(firstData)) { chunk, data in
             guard let data else {
                 throw SyncServerError.invalidRequest("The attachment \(hash) lacks its chunk \(chunk).")
             }
@@ -143,9 +154,9 @@ extension PostgresSyncDatabase: AttachmentStorage {
     /// that is not there), the next one read while `body` takes the one before.
     ///
     /// One chunk per query: a slow reader holds no connection between chunks, and two chunks at
-    /// most are in memory.
+    /// most are in memory. `firstRead`, when given, is the first chunk as the caller read it.
     func readChunks(
-        of uploadID: String, _ chunks: ClosedRange<Int32>,
+        of uploadID: String, _ chunks: ClosedRange<Int32>, firstRead: ByteBuffer?? = nil,
         into body: (_ chunk: Int32, _ data: ByteBuffer?) async throws -> Void
     ) async throws {
         func fetch(_ chunk: Int32) -> Task<ByteBuffer?, any Error> {
@@ -155,7 +166,7 @@ extension PostgresSyncDatabase: AttachmentStorage {
                 return try rows.first?.decode(ByteBuffer.self)
             }
         }
-        var next: Task<ByteBuffer?, any Error>? = fetch(chunks.lowerBound)
+        var next: Task<ByteBuffer?, any Error>? = firstRead.map { data in Task { data } } ?? fetch(chunks.lowerBound)
         defer { next?.cancel() }
         for chunk in chunks {
             guard let current = next else { break }

@@ -89,8 +89,20 @@ final class AttachmentTransfers: Sendable {
         guard !toSend.isEmpty else { return }
         let missing = try await missingOnServer(toSend.map(\.sha256))
         let tally = TransferTally(phase: .uploadingAttachments, total: toSend.count, report: progress)
-        try await Self.forEach(toSend) { reference throws(SyncError) in
-            try await self.upload(reference, missing: missing, tally: tally)
+        let present = NotesInBatches<(sha256: String, databaseID: String?)> { notes throws(SyncError) in
+            try self.database { db in
+                let fallback = try SyncSchema.databaseID(db) ?? ""
+                for note in notes {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO amber_sync_attachment_remote (sha256, database_id) VALUES (?, ?)",
+                        arguments: [note.sha256, note.databaseID ?? fallback])
+                }
+            }
+        }
+        try await present.writing { () async throws(SyncError) in
+            try await Self.forEach(toSend) { reference throws(SyncError) in
+                try await self.upload(reference, missing: missing, tally: tally, present: present)
+            }
         }
     }
 
@@ -100,7 +112,7 @@ final class AttachmentTransfers: Sendable {
     ///   `nil` when it is to be asked with `HEAD`.
     private func upload(
         _ reference: AttachmentReference, missing: (held: [String: Int64], databaseID: String?)?,
-        tally: TransferTally
+        tally: TransferTally, present: NotesInBatches<(sha256: String, databaseID: String?)>
     ) async throws(SyncError) {
         var databaseID = missing?.databaseID
         // The bytes the server holds of an attachment it lacks; `nil` when it has it.
@@ -126,11 +138,7 @@ final class AttachmentTransfers: Sendable {
             sent = count
             databaseID = answer.databaseID ?? databaseID
         }
-        try database { db in
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO amber_sync_attachment_remote (sha256, database_id) VALUES (?, ?)",
-                arguments: [reference.sha256, try databaseID ?? SyncSchema.databaseID(db) ?? ""])
-        }
+        try present.add((reference.sha256, databaseID))
         tally.finished(reference.sha256, bytes: sent)
     }
 
@@ -354,16 +362,22 @@ final class AttachmentTransfers: Sendable {
         }
         guard !wanted.isEmpty else { return }
         let tally = TransferTally(phase: .downloadingAttachments, total: wanted.count, report: progress)
-        try await Self.forEach(wanted) { attachment throws(SyncError) in
-            if !self.store.contains(attachment) {
-                let hash = attachment.sha256
-                try await self.download(attachment) { bytes in tally.moving(hash, bytes: bytes) }
-            }
+        let fetched = NotesInBatches<String> { hashes throws(SyncError) in
             try self.database { db in
-                try db.execute(
-                    sql: "DELETE FROM amber_sync_attachment_wanted WHERE sha256 = ?", arguments: [attachment.sha256])
+                for hash in hashes {
+                    try db.execute(sql: "DELETE FROM amber_sync_attachment_wanted WHERE sha256 = ?", arguments: [hash])
+                }
             }
-            tally.finished(attachment.sha256, bytes: Int(attachment.size))
+        }
+        try await fetched.writing { () async throws(SyncError) in
+            try await Self.forEach(wanted) { attachment throws(SyncError) in
+                if !self.store.contains(attachment) {
+                    let hash = attachment.sha256
+                    try await self.download(attachment) { bytes in tally.moving(hash, bytes: bytes) }
+                }
+                try fetched.add(attachment.sha256)
+                tally.finished(attachment.sha256, bytes: Int(attachment.size))
+            }
         }
     }
 
@@ -411,6 +425,55 @@ final class AttachmentTransfers: Sendable {
 
     private func database<R>(_ body: (Database) throws -> R) throws(SyncError) -> R {
         try storage.syncWrite(body)
+    }
+}
+
+/// Notes of finished transfers, written to the sync tables a batch at a time rather than in a
+/// transaction each: each transaction is a flush to disk, as long as a small file's transfer.
+///
+/// What they note is safe to lose in a crash. The attachments a server has (uploads) are asked
+/// for again, and an attachment still noted as wanted whose file is here (downloads) is only
+/// checked and dropped by the next download.
+final class NotesInBatches<Note: Sendable>: Sendable {
+    /// Notes written together.
+    static var batchSize: Int { 100 }
+
+    private let pending = LockedValue<[Note]>([])
+    private let write: @Sendable ([Note]) throws(SyncError) -> Void
+
+    /// Notes that `write` writes, in one transaction a batch.
+    init(write: @escaping @Sendable ([Note]) throws(SyncError) -> Void) {
+        self.write = write
+    }
+
+    /// Adds a note, and writes the batch it fills.
+    func add(_ note: Note) throws(SyncError) {
+        let full = pending.withLock { pending -> [Note] in
+            pending.append(note)
+            guard pending.count >= Self.batchSize else { return [] }
+            defer { pending = [] }
+            return pending
+        }
+        if !full.isEmpty { try write(full) }
+    }
+
+    /// Runs `transfers`, then writes the notes left, whether the transfers succeeded or not.
+    func writing(_ transfers: () async throws(SyncError) -> Void) async throws(SyncError) {
+        do {
+            try await transfers()
+        } catch {
+            try? flush()
+            throw error
+        }
+        try flush()
+    }
+
+    private func flush() throws(SyncError) {
+        let rest = pending.withLock { pending -> [Note] in
+            defer { pending = [] }
+            return pending
+        }
+        if !rest.isEmpty { try write(rest) }
     }
 }
 

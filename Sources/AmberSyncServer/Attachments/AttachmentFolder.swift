@@ -70,6 +70,14 @@ public struct AttachmentFolder: AttachmentStorage {
         }
     }
 
+    public func readableAttachmentSize(_ hash: String, for user: SyncUser) async throws -> Int64? {
+        let file = file(hash, of: user.id)
+        return try await Self.blocking {
+            var info = stat()
+            return stat(file, &info) == 0 ? Int64(info.st_size) : nil
+        }
+    }
+
     public func attachmentBytes(for user: SyncUser) async throws -> Int64 {
         let folder = userFolder(user.id)
         return try await Self.blocking {

@@ -24,6 +24,18 @@ public protocol AttachmentStorage: Sendable {
     /// - Returns: The size in bytes, or `nil`.
     func attachmentSize(_ hash: String, for user: SyncUser) async throws -> Int64?
 
+    /// The size of the user's attachment for reading its bytes (`GET`), or `nil` when the user
+    /// has no attachment with this hash.
+    ///
+    /// Unlike ``attachmentSize(_:for:)``, looking does not count as the attachment being asked
+    /// for: a download comes from a record that names it already, and changes nothing.
+    ///
+    /// - Parameters:
+    ///   - hash: The SHA-256 of the bytes, 64 lowercase hexadecimal digits.
+    ///   - user: The user whose attachments to look in.
+    /// - Returns: The size in bytes, or `nil`.
+    func readableAttachmentSize(_ hash: String, for user: SyncUser) async throws -> Int64?
+
     /// Which of `hashes` the user lacks, each with the bytes held of its unfinished upload, in
     /// the order given; the ones present count as asked for, as with ``attachmentSize(_:for:)``.
     ///
@@ -94,6 +106,11 @@ public protocol AttachmentStorage: Sendable {
 }
 
 extension AttachmentStorage {
+    /// Asks ``attachmentSize(_:for:)``, for a storage that reads no other way.
+    public func readableAttachmentSize(_ hash: String, for user: SyncUser) async throws -> Int64? {
+        try await attachmentSize(hash, for: user)
+    }
+
     /// Asks ``attachmentSize(_:for:)`` and ``heldUploadBytes(_:for:)`` of each hash in turn.
     public func missingAttachments(_ hashes: [String], for user: SyncUser) async throws -> [MissingAttachment] {
         var missing: [MissingAttachment] = []

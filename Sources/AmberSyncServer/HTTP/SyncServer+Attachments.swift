@@ -209,7 +209,7 @@ extension SyncServer {
     /// The attachment's bytes, all or the one range `Range` asks for, read as the client takes them.
     private func getAttachment(_ request: Request, hash: String, user: SyncUser) async throws -> Response {
         let storage = try storage()
-        guard let size = try await storage.attachmentSize(hash, for: user) else { throw Self.notFound(hash) }
+        guard let size = try await storage.readableAttachmentSize(hash, for: user) else { throw Self.notFound(hash) }
         var status = HTTPResponse.Status.ok
         var range: Range<Int64> = 0..<size
         var headers: HTTPFields = [.contentType: "application/octet-stream", .acceptRanges: "bytes"]

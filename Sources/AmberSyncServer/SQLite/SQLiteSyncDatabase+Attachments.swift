@@ -21,6 +21,10 @@ extension SQLiteSyncDatabase: AttachmentStorage {
         try await attachments.attachmentSize(hash, for: user)
     }
 
+    public func readableAttachmentSize(_ hash: String, for user: SyncUser) async throws -> Int64? {
+        try await attachments.readableAttachmentSize(hash, for: user)
+    }
+
     public func attachmentBytes(for user: SyncUser) async throws -> Int64 {
         try await attachments.attachmentBytes(for: user)
     }

@@ -385,6 +385,50 @@ struct AttachmentTests {
                 try await harness.send(.head, "/v1/attachments/\(Self.hash(kept))", token: token).status == .notFound)
         }
     }
+
+    /// A download reads and changes nothing: unlike `HEAD` or `PUT`, it does not count as the
+    /// attachment being asked for, so prune's time for it stays as it was.
+    @Test(arguments: Backend.allCases)
+    func aDownloadDoesNotCountAsAskingFor(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let server = SyncServer(database: test.database, logger: Logger.quietTests)
+            try await server.makeApplication().test(.router) { client in
+                let harness = Harness(client: client, database: test.database)
+                let token = try await harness.addUser("ann")
+                let user = try #require(try await test.database.user(forToken: token))
+                let (read, looked) = (Array("read".utf8), Array("looked at".utf8))
+                for bytes in [read, looked] {
+                    let put = try await harness.send(
+                        .put, "/v1/attachments/\(Self.hash(bytes))", token: token, body: bytes)
+                    #expect(put.status == .created)
+                }
+                // Both last asked for two days ago.
+                let old = Date().addingTimeInterval(-2 * 86_400)
+                switch backend {
+                case .sqlite:
+                    let database = try #require(test.database as? SQLiteSyncDatabase)
+                    for bytes in [read, looked] {
+                        let file = database.attachments.path + "/users/\(user.id)/\(Self.hash(bytes))"
+                        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file)
+                    }
+                case .postgres:
+                    _ = try PostgresTestServer.psql(
+                        try #require(test.location),
+                        "UPDATE amber_sync_attachments SET referenced_at = now() - interval '2 days'")
+                }
+                let get = try await harness.send(.get, "/v1/attachments/\(Self.hash(read))", token: token)
+                #expect(get.status == .ok)
+                #expect(Array(get.body.readableBytesView) == read)
+                #expect(
+                    try await harness.send(.head, "/v1/attachments/\(Self.hash(looked))", token: token).status == .ok)
+                // Unnamed for a day: the one only read goes, the one asked for with HEAD stays.
+                let storage = try #require(test.database as? any AttachmentStorage)
+                #expect(try await storage.pruneAttachments(unreferencedSince: Date().addingTimeInterval(-86_400)) == 1)
+                #expect(try await storage.readableAttachmentSize(Self.hash(read), for: user) == nil)
+                #expect(try await storage.readableAttachmentSize(Self.hash(looked), for: user) == Int64(looked.count))
+            }
+        }
+    }
 }
 
 extension AttachmentStorage {
