@@ -204,47 +204,38 @@ public final class PostgresSyncDatabase: SyncDatabase {
     /// for a minute or more before it gives up on waiting requests; a request is answered sooner.
     public static let connectionWait = Duration.seconds(5)
 
-    /// When a request last got a connection of the pool.
-    private let lastLease = LockedValue(ContinuousClock.now)
+    /// The requests waiting for a connection of the pool.
+    private let leases = LeaseWatch(wait: connectionWait)
 
     /// Runs `body` with a connection of the pool, waiting for one at most ``connectionWait``
     /// after the last request that got one.
+    ///
+    /// The connection is asked for by a child task, and this task waits for whichever comes
+    /// first: its result, or ``LeaseWatch`` failing it. One watch checks all the requests
+    /// waiting, so a statement costs no timer of its own.
     func withConnection<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let (client, location, wait, lastLease) = (client, location, Self.connectionWait, lastLease)
+        let (client, location, leases) = (client, location, leases)
         let unavailable = SyncServerError.databaseUnavailable(
-            location: location, reason: "no connection could be had within \(wait)")
-        // Whichever comes first, the connection or the deadline, decides.
-        let lease = LockedValue<Bool?>(nil)
+            location: location, reason: "no connection could be had within \(Self.connectionWait)")
         do {
-            return try await withThrowingTaskGroup(of: Result?.self) { group in
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                let lease = LeaseWatch.Lease<Result>()
                 group.addTask {
-                    try await client.withConnection { connection in
-                        guard Self.decide(lease, leased: true) else { throw unavailable }
-                        lastLease.withLock { $0 = .now }
-                        return try await body(connection)
+                    do {
+                        let result = try await client.withConnection { connection in
+                            guard lease.begin() else { throw unavailable }
+                            leases.leased()
+                            return try await body(connection)
+                        }
+                        lease.finish(.success(result))
+                    } catch {
+                        lease.finish(.failure(error))
                     }
                 }
-                group.addTask {
-                    // While other requests get connections, the pool is busy, not cut off: wait on.
-                    var deadline = ContinuousClock.now + wait
-                    while true {
-                        try await Task.sleep(until: deadline)
-                        let latest = lastLease.withLock { $0 }
-                        guard latest + wait > .now else { break }
-                        deadline = latest + wait
-                    }
-                    if Self.decide(lease, leased: false) { throw unavailable }
-                    return nil
-                }
-                while let result = try await group.next() {
-                    if let result {
-                        group.cancelAll()
-                        return result
-                    }
-                }
-                throw CancellationError()
+                // A failure here (the watch's) cancels the child, which stops asking.
+                return try await leases.wait(for: lease, failing: unavailable)
             }
         } catch {
             let described = Self.describe(error, location: location)
@@ -290,15 +281,6 @@ public final class PostgresSyncDatabase: SyncDatabase {
                 if pool.withLock({ $0.closed }) { return }
                 try? await Task.sleep(for: .seconds(1))
             }
-        }
-    }
-
-    /// Settles a lease as `leased` (a connection came) or not (the deadline came); whether this call settled it.
-    private static func decide(_ lease: LockedValue<Bool?>, leased: Bool) -> Bool {
-        lease.withLock { settled in
-            guard settled == nil else { return false }
-            settled = leased
-            return true
         }
     }
 
