@@ -100,7 +100,7 @@ final class AttachmentTransfers: Sendable {
             }
         }
         try await present.writing { () async throws(SyncError) in
-            try await Self.forEach(toSend) { reference throws(SyncError) in
+            try await Self.forEach(toSend, size: \.size) { reference throws(SyncError) in
                 try await self.upload(reference, missing: missing, tally: tally, present: present)
             }
         }
@@ -142,26 +142,43 @@ final class AttachmentTransfers: Sendable {
         tally.finished(reference.sha256, bytes: sent)
     }
 
-    /// Attachments moved at once. A small file's transfer is mostly waiting (a round trip, and a
-    /// flush to disk on each side), so several go together; each holds at most ``partSize``
-    /// bytes in memory.
-    static let concurrentTransfers = 4
+    /// Attachments moved at once at most. A small file's transfer is mostly waiting (a round
+    /// trip, and a flush to disk on each side), so several go together.
+    static let concurrentTransfers = 8
 
-    /// Runs `transfer` for each of `items`, ``concurrentTransfers`` at a time; the first error
+    /// The bytes the transfers under way hold in memory together at most: each holds its file's
+    /// size or ``partSize``, whichever is less. Four large files go at once, eight small ones.
+    static let bytesInFlight = 4 * partSize
+
+    /// Runs `transfer` for each of `items`, as many at a time as ``concurrentTransfers`` and
+    /// ``bytesInFlight`` allow (one at least), an item's bytes given by `size`; the first error
     /// cancels the others and is thrown.
-    private static func forEach<Item: Sendable>(
-        _ items: [Item], _ transfer: @escaping @Sendable (Item) async throws(SyncError) -> Void
+    static func forEach<Item: Sendable>(
+        _ items: [Item], size: @escaping (Item) -> Int64,
+        _ transfer: @escaping @Sendable (Item) async throws(SyncError) -> Void
     ) async throws(SyncError) {
         if items.count == 1, let item = items.first { return try await transfer(item) }
+        func held(_ item: Item) -> Int { Int(clamping: min(size(item), Int64(partSize))) }
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var waiting = items.makeIterator()
-                for _ in 0..<concurrentTransfers {
-                    guard let item = waiting.next() else { break }
-                    group.addTask { try await transfer(item) }
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                var next = 0
+                var (running, holding) = (0, 0)
+                func start() {
+                    while next < items.count, running < concurrentTransfers,
+                        running == 0 || holding + held(items[next]) <= bytesInFlight
+                    {
+                        let (item, bytes) = (items[next], held(items[next]))
+                        group.addTask {
+                            try await transfer(item)
+                            return bytes
+                        }
+                        (next, running, holding) = (next + 1, running + 1, holding + bytes)
+                    }
                 }
-                while try await group.next() != nil {
-                    if let item = waiting.next() { group.addTask { try await transfer(item) } }
+                start()
+                while let bytes = try await group.next() {
+                    (running, holding) = (running - 1, holding - bytes)
+                    start()
                 }
             }
         } catch let error as SyncError {
@@ -370,7 +387,7 @@ final class AttachmentTransfers: Sendable {
             }
         }
         try await fetched.writing { () async throws(SyncError) in
-            try await Self.forEach(wanted) { attachment throws(SyncError) in
+            try await Self.forEach(wanted, size: \.size) { attachment throws(SyncError) in
                 if !self.store.contains(attachment) {
                     let hash = attachment.sha256
                     try await self.download(attachment) { bytes in tally.moving(hash, bytes: bytes) }

@@ -82,3 +82,46 @@ struct ManyAttachmentsTests {
         await server.stop()
     }
 }
+
+/// How many transfers run at once: many small files together, large ones within the memory bound.
+@Suite(.boundedConcurrency) struct TransfersAtOnceTests {
+    /// The most transfers of `sizes` that ran at once, and the most bytes they held together.
+    static func peak(_ sizes: [Int64]) async throws -> (count: Int, bytes: Int64) {
+        let state = LockedValue((running: 0, holding: Int64(0), count: 0, bytes: Int64(0)))
+        try await AttachmentTransfers.forEach(sizes, size: { $0 }) { size throws(SyncError) in
+            let held = min(size, Int64(AttachmentTransfers.partSize))
+            state.withLock { state in
+                state.running += 1
+                state.holding += held
+                state.count = max(state.count, state.running)
+                state.bytes = max(state.bytes, state.holding)
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+            state.withLock { state in
+                state.running -= 1
+                state.holding -= held
+            }
+        }
+        return state.withLock { ($0.count, $0.bytes) }
+    }
+
+    @Test func smallFilesGoEightAtOnce() async throws {
+        let peak = try await Self.peak(Array(repeating: 10_240, count: 40))
+        #expect(peak.count == AttachmentTransfers.concurrentTransfers)
+    }
+
+    @Test func largeFilesGoFourAtOnce() async throws {
+        let large = Int64(AttachmentTransfers.partSize) * 3
+        let peak = try await Self.peak(Array(repeating: large, count: 12))
+        #expect(peak.count == 4)
+        #expect(peak.bytes <= Int64(AttachmentTransfers.bytesInFlight))
+    }
+
+    @Test func aMixNeverHoldsMoreThanTheBound() async throws {
+        let part = Int64(AttachmentTransfers.partSize)
+        let sizes = (0..<60).map { index in index % 3 == 0 ? part * 2 : Int64(5_000 + index) }
+        let peak = try await Self.peak(sizes)
+        #expect(peak.bytes <= Int64(AttachmentTransfers.bytesInFlight))
+        #expect(peak.count > 4)
+    }
+}
