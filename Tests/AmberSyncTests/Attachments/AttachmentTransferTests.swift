@@ -88,7 +88,7 @@ struct ManyAttachmentsTests {
     /// The most transfers of `sizes` that ran at once, and the most bytes they held together.
     static func peak(_ sizes: [Int64]) async throws -> (count: Int, bytes: Int64) {
         let state = LockedValue((running: 0, holding: Int64(0), count: 0, bytes: Int64(0)))
-        try await AttachmentTransfers.forEach(sizes, size: { $0 }) { size throws(SyncError) in
+        try await AttachmentTransfers.forEach(sizes, size: \.self) { size throws(SyncError) in
             let held = min(size, Int64(AttachmentTransfers.partSize))
             state.withLock { state in
                 state.running += 1
