@@ -96,13 +96,14 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
             let delete = try db.cachedStatement(sql: "DELETE FROM amber_records WHERE key = ? AND id = ?")
             let tombstone = try db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO amber_deletions (key, id, sequence) VALUES (?, ?, ?)")
-            for id in batch.deletions.sorted(by: Self.byteOrder) {
+            for index in ByteOrder.sortedIndices(batch.deletions) {
+                let id = batch.deletions[index]
                 try delete.execute(arguments: [key, id])
                 try tombstone.execute(arguments: [key, id, sequence])
             }
         }
         if !batch.upserts.isEmpty {
-            var position =
+            let last =
                 try Int64.fetchOne(
                     db.cachedStatement(sql: "SELECT MAX(position) FROM amber_records WHERE key = ?"),
                     arguments: [key]) ?? 0
@@ -116,35 +117,14 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
             // which is the table's: a large batch of random ids then fills each B-tree page in
             // one go instead of coming back to it, which writes each page once even when the
             // page cache cannot hold them all.
-            var positioned: [(record: StoredRecord, position: Int64)] = []
-            positioned.reserveCapacity(batch.upserts.count)
-            for record in batch.upserts {
-                position += 1
-                positioned.append((record, position))
-            }
-            positioned.sort { Self.byteOrder($0.record.id, $1.record.id) }
-            for (record, position) in positioned {
+            for index in ByteOrder.sortedIndices(batch.upserts.map(\.id)) {
+                let record = batch.upserts[index]
                 try upsert.execute(arguments: [
-                    key, record.id, position, sequence, String(decoding: record.data, as: UTF8.self),
+                    key, record.id, last + Int64(index) + 1, sequence, String(decoding: record.data, as: UTF8.self),
                 ])
             }
         }
         if sequence % SQLiteStorage.deletionPruningInterval == 0 { try pruneDeletions(before: sequence, db) }
-    }
-
-    /// SQLite's order of text (its bytes), which is not `String`'s.
-    ///
-    /// With `memcmp`: `lexicographicallyPrecedes` is a generic call per byte in unoptimized builds.
-    static func byteOrder(_ left: String, _ right: String) -> Bool {
-        var left = left
-        var right = right
-        return left.withUTF8 { leftBytes in
-            right.withUTF8 { rightBytes in
-                let common = min(leftBytes.count, rightBytes.count)
-                let order = common == 0 ? 0 : memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, common)
-                return order != 0 ? order < 0 : leftBytes.count < rightBytes.count
-            }
-        }
     }
 
     /// Forgets deletion rows older than the horizon, and records the horizon: a store that last

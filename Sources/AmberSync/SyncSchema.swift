@@ -202,7 +202,7 @@ enum SyncSchema {
     }
 
     /// The bases of those of records `ids` of `key` that have one, read in one statement, in the
-    /// order of `ids` (the table's order when they are sorted by ``byteOrder(_:_:)``).
+    /// order of `ids` (the table's order when they are sorted by `ByteOrder.sorted(_:)`).
     static func bases(_ db: Database, key: String, ids: [String]) throws -> [ExactText: Base] {
         var bases: [ExactText: Base] = [:]
         let rows = try Row.fetchCursor(
@@ -261,7 +261,8 @@ enum SyncSchema {
         sharedRows.raw("[")
         var first = true
         // The ids alone are sorted: moving whole entries would copy their values at every step.
-        for id in bases.keys.sorted(by: { byteOrder($0.text, $1.text) }) {
+        let ids = Array(bases.keys)
+        for id in ByteOrder.sortedIndices(ids.map(\.text)).map({ ids[$0] }) {
             if let base = bases[id] ?? nil {
                 if shared.contains(id) {
                     if !first { sharedRows.raw(",") }
@@ -286,11 +287,6 @@ enum SyncSchema {
                 SELECT ?1, j.value ->> 0, j.value ->> 1, NULL, 1 FROM json_each(?2) j
                 """
         ).execute(arguments: [key, String(decoding: sharedRows.bytes, as: UTF8.self)])
-    }
-
-    /// SQLite's order of text (its bytes), which is not `String`'s.
-    static func byteOrder(_ left: String, _ right: String) -> Bool {
-        left.precedesInUTF8(right)
     }
 
     /// The text the store holds for record `id` of `key`, `nil` when it has none.

@@ -154,7 +154,7 @@ where Value.ID: Sendable & Codable {
             // reads each B-tree page once instead of coming back to it.
             let stored =
                 hasBases
-                ? try SyncSchema.bases(db, key: key, ids: states.map(\.id).sorted(by: SyncSchema.byteOrder))
+                ? try SyncSchema.bases(db, key: key, ids: ByteOrder.sorted(states.map(\.id)))
                 : [:]
             // What the store holds for the records this client's pushes stored as sent, to tell
             // whether they changed since.
@@ -267,7 +267,8 @@ where Value.ID: Sendable & Codable {
                 // under a record id of its own) is logged as written, as the triggers would.
                 for id in written where last[ExactText(id)] == nil { last[ExactText(id)] = true }
                 var cleared: [String] = []
-                for (id, pending) in last.sorted(by: { SyncSchema.byteOrder($0.key.text, $1.key.text) })
+                let entries = Array(last)
+                for (id, pending) in ByteOrder.sortedIndices(entries.map(\.key.text)).map({ entries[$0] })
                 where pending || hadPending {
                     if pending {
                         try SyncSchema.setPending(db, key: key, id: id.text, true)
