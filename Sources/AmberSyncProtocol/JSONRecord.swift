@@ -227,6 +227,20 @@ extension JSONReader.Parser {
     }
 }
 
+extension JSONReader.Parser {
+    /// Reads the record at the index as ``readRecord(at:)`` does, kept as its text when that text
+    /// is already the protocol's own form (``JSONSyntax/isCanonical(_:)``), and written in that
+    /// form otherwise: what a client sends is its stored text, which is, so the server reads no
+    /// tree of it and writes nothing again.
+    mutating func readCanonicalRecord(at path: [JSONPathComponent]) throws(JSONWireError) -> JSONRecord? {
+        skipWhitespace()
+        let start = index
+        guard let record = try readRecord(at: path) else { return nil }
+        if JSONSyntax.isCanonical(UnsafeRawBufferPointer(rebasing: bytes[start..<index])) { return record }
+        return JSONRecord(record.object)
+    }
+}
+
 extension JSONWireError {
     /// The same error with `path` before a field's path.
     func prefixed(_ path: [JSONPathComponent]) -> JSONWireError {

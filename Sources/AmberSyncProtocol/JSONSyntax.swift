@@ -217,6 +217,112 @@ package enum JSONSyntax {
     }
 }
 
+extension JSONSyntax {
+    /// Whether valid JSON text is exactly what ``JSONWriter`` writes for the value it holds: no
+    /// whitespace, each object's keys in the order of their UTF-8 bytes, and in strings only the
+    /// writer's escapes (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, and `\u00xx` for the other
+    /// control characters). Numbers are written as they were read, so any is.
+    ///
+    /// `false` also for text this cannot tell cheaply: a key with an escape.
+    ///
+    /// - Parameter bytes: Text that ``validate(_:)`` accepted.
+    package static func isCanonical(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // For each open container: whether it is an object, and the bytes of its last key.
+        var open: [(object: Bool, lastKey: Range<Int>?)] = []
+        var expectingKey = false
+        var index = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), 0x09, 0x0A, 0x0D:
+                return false
+            case UInt8(ascii: "{"):
+                open.append((true, nil))
+                expectingKey = true
+            case UInt8(ascii: "["):
+                open.append((false, nil))
+                expectingKey = false
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                open.removeLast()
+                expectingKey = false
+            case UInt8(ascii: ","):
+                expectingKey = open.last?.object ?? false
+            case UInt8(ascii: ":"):
+                expectingKey = false
+            case UInt8(ascii: "\""):
+                let start = index + 1
+                guard let (end, escaped) = canonicalStringEnd(bytes, from: start) else { return false }
+                if expectingKey {
+                    guard !escaped, !open.isEmpty else { return false }
+                    let key = start..<end
+                    if let last = open[open.count - 1].lastKey {
+                        guard compare(bytes, last, key) < 0 else { return false }
+                    }
+                    open[open.count - 1].lastKey = key
+                    expectingKey = false
+                }
+                index = end
+            default:
+                break  // a number or a literal: written as read
+            }
+            index += 1
+        }
+        return true
+    }
+
+    /// The index of the quote that ends the string whose first byte is at `start`, and whether
+    /// it has escapes; `nil` when an escape is not the writer's.
+    private static func canonicalStringEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> (Int, Bool)? {
+        var index = start
+        var escaped = false
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                return (index, escaped)
+            case UInt8(ascii: "\\"):
+                escaped = true
+                guard index + 1 < bytes.count else { return nil }
+                switch bytes[index + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"),
+                    UInt8(ascii: "b"), UInt8(ascii: "f"):
+                    index += 2
+                case UInt8(ascii: "u"):
+                    // Only `\u00xx`, lowercase, for a control character without a short escape.
+                    guard index + 5 < bytes.count, bytes[index + 2] == UInt8(ascii: "0"),
+                        bytes[index + 3] == UInt8(ascii: "0"),
+                        let high = lowercaseHex(bytes[index + 4]), let low = lowercaseHex(bytes[index + 5])
+                    else { return nil }
+                    let value = high << 4 | low
+                    guard value < 0x20, ![0x08, 0x09, 0x0A, 0x0C, 0x0D].contains(value) else { return nil }
+                    index += 6
+                default:
+                    return nil
+                }
+            default:
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    private static func lowercaseHex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+
+    /// Negative, zero or positive as the bytes `left` sort before, equal to or after `right`.
+    private static func compare(_ bytes: UnsafeRawBufferPointer, _ left: Range<Int>, _ right: Range<Int>) -> Int {
+        let common = min(left.count, right.count)
+        if common > 0 {
+            let order = memcmp(bytes.baseAddress! + left.lowerBound, bytes.baseAddress! + right.lowerBound, common)
+            if order != 0 { return Int(order) }
+        }
+        return left.count - right.count
+    }
+}
+
 extension String {
     /// Whether both strings are the same UTF-8 bytes (not only canonically equivalent).
     ///

@@ -157,6 +157,37 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
             clientID: try fields.string("clientID"), mutations: try fields.array("mutations", of: Mutation.self),
             cursor: try fields.optionalInt64("cursor"), cursorTag: try fields.optionalString("cursorTag"))
     }
+
+    /// Reads a push without reading its records' trees: each is checked, and kept as its text
+    /// when that is the protocol's own form (see ``JSONReader/Parser/readCanonicalRecord(at:)``).
+    package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
+        let result =
+            bytes.withContiguousStorageIfAvailable { buffer in
+                Result { () throws(JSONWireError) in try Self(reading: UnsafeRawBufferPointer(buffer)) }
+            }
+            ?? Array(bytes).withUnsafeBytes { buffer in
+                Result { () throws(JSONWireError) in try Self(reading: buffer) }
+            }
+        self = try result.get()
+    }
+
+    private init(reading bytes: UnsafeRawBufferPointer) throws(JSONWireError) {
+        try JSONSyntax.validate(bytes)
+        var parser = JSONReader.Parser(bytes: bytes)
+        var mutations: [Mutation]?
+        let members = try parser.readObject(at: [], special: ["mutations"]) { parser, _ throws(JSONWireError) in
+            var read: [Mutation] = []
+            try parser.readArray(at: [.key("mutations")]) { parser, index throws(JSONWireError) in
+                read.append(try Mutation(reading: &parser, at: [.key("mutations"), .index(index)]))
+            }
+            mutations = read
+        }
+        guard let mutations else { throw .field(path: [.key("mutations")], problem: "is missing") }
+        let fields = try JSONFields(.object(members), path: [])
+        self.init(
+            clientID: try fields.string("clientID"), mutations: mutations,
+            cursor: try fields.optionalInt64("cursor"), cursorTag: try fields.optionalString("cursorTag"))
+    }
 }
 
 extension Mutation: JSONWireEncodable, JSONWireDecodable {
@@ -187,6 +218,23 @@ extension Mutation: JSONWireEncodable, JSONWireDecodable {
             baseVersion: try members.optionalInt64("baseVersion"),
             value: try members.optionalObject("value"),
             fields: try members.optionalStrings("fields")
+        )
+    }
+
+    /// Reads the mutation at the parser's index, its record kept as text in the protocol's form.
+    init(reading parser: inout JSONReader.Parser, at path: [JSONPathComponent]) throws(JSONWireError) {
+        var record: JSONRecord?
+        let members = try parser.readObject(at: path, special: ["value"]) { parser, _ throws(JSONWireError) in
+            record = try parser.readCanonicalRecord(at: path + [.key("value")])
+        }
+        let fields = try JSONFields(.object(members), path: path)
+        self.init(
+            mutationID: try fields.int64("mutationID"),
+            collection: try fields.string("collection"),
+            id: try fields.string("id"),
+            baseVersion: try fields.optionalInt64("baseVersion"),
+            record: record,
+            fields: try fields.optionalStrings("fields")
         )
     }
 }

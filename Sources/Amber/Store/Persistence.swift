@@ -175,6 +175,12 @@ struct RecordIDs<ID: Hashable & Sendable>: Sendable {
 private final class Coders: @unchecked Sendable {
     // @unchecked: each coder is used by one thread at a time (see `Persistence.init(key:storage:)`),
     // and their options are never changed after creation.
-    let encoder = JSONEncoder()
+    let encoder = Coders.makeEncoder()
     let decoder = JSONDecoder()
+
+    static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
 }

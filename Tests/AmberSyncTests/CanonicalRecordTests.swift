@@ -1,0 +1,136 @@
+import AmberSyncProtocol
+import AmberTestSupport
+import Foundation
+import PropertyBased
+import Testing
+
+/// A pushed record is kept as its text when that text is already the protocol's own form, and
+/// written in that form otherwise: either way the server stores what the writer writes.
+@Suite(.boundedConcurrency) struct CanonicalRecordTests {
+    /// The record of a push carrying `text` as its value, as the server reads it.
+    static func pushed(_ text: String) throws(JSONWireError) -> JSONRecord? {
+        let body =
+            #"{"clientID":"c","mutations":[{"baseVersion":null,"collection":"notes","id":"1","mutationID":1,"value":"#
+            + text + "}]}"
+        return try PushRequest(jsonBytes: Array(body.utf8)).mutations[0].record
+    }
+
+    /// The writer's form of `text`.
+    static func canonical(_ text: String) throws -> String {
+        guard case .object(let object) = try JSONReader.value(from: Array(text.utf8)) else {
+            throw JSONWireError.field(path: [], problem: "not an object")
+        }
+        return JSONRecord(object).text
+    }
+
+    static func isCanonical(_ text: String) -> Bool {
+        Array(text.utf8).withUnsafeBytes { JSONSyntax.isCanonical($0) }
+    }
+
+    @Test(arguments: [
+        (#"{"a":1,"b":[true,null,{"c":"d"}]}"#, true),
+        (#"{"b":1,"a":2}"#, false),
+        (#"{"a": 1}"#, false),
+        (#"{"a":[1, 2]}"#, false),
+        (#"{"a":"x\/y"}"#, false),
+        (#"{"a":"\u0041"}"#, false),
+        (#"{"a":"\u001F"}"#, false),
+        (#"{"a":"\u001f\u0000\n\r\t\b\f\"\\"}"#, true),
+        (#"{"a":"\u000a"}"#, false),
+        (#"{"a":"é 🍮 \u2028"}"#, false),
+        (#"{"a":"é 🍮"}"#, true),
+        (#"{"a":-0,"b":1.50,"c":1e400,"d":123456789012345678901234567890}"#, true),
+        (#"{"a":{"z":1,"y":2}}"#, false),
+        (#"{"a\"b":1}"#, false),
+        (#"{"e":1,"z":2,"\#u{e9}":3}"#, true),
+        (#"{"\#u{e9}":3,"e":1}"#, false),
+        (#"{}"#, true),
+        (#"{"":{},"a":[]}"#, true),
+    ])
+    func aRecordIsKeptOnlyInTheWritersForm(text: String, isCanonical: Bool) throws {
+        #expect(Self.isCanonical(text) == isCanonical)
+        let record = try #require(try Self.pushed(text))
+        #expect(Array(record.text.utf8) == Array(try Self.canonical(text).utf8))
+        if isCanonical { #expect(Array(record.text.utf8) == Array(text.utf8)) }
+    }
+
+    @Test func aValueThatIsNotAnObjectIsRefused() throws {
+        #expect(throws: JSONWireError.self) { try Self.pushed(#""text""#) }
+        #expect(throws: JSONWireError.self) { try Self.pushed(#"{"a":1,"a":2}"#) }
+        #expect(try Self.pushed("null") == nil)
+    }
+
+    /// Any object the writer writes is canonical, unless a key needs an escape; written loosely
+    /// (keys reversed, spaces, escapes the writer does not use) it is pushed as the writer writes it.
+    @Test func everyObjectIsPushedInTheWritersForm() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+            var random = SeededGenerator(seed: UInt64(seed))
+            var object: JSONObject = [:]
+            for _ in 0..<Int.random(in: 0...5, using: &random) {
+                object[JSONWireTests.randomString(using: &random)] = JSONWireTests.randomValue(depth: 1, using: &random)
+            }
+            let written = JSONRecord(object).text
+            #expect(Self.isCanonical(written) == !Self.hasEscapedKey(.object(object)), "\(written)")
+            var loose = ""
+            Self.writeLoosely(.object(object), to: &loose)
+            do {
+                let (kept, rewritten) = (try Self.pushed(written), try Self.pushed(loose))
+                #expect(kept.map { Array($0.text.utf8) } == Array(written.utf8))
+                #expect(rewritten.map { Array($0.text.utf8) } == Array(written.utf8), "\(loose)")
+            } catch {
+                Issue.record("\(loose): \(error)")
+            }
+        }
+    }
+
+    static func hasEscapedKey(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members):
+            members.contains { key, value in
+                key.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+                    || hasEscapedKey(value)
+            }
+        case .array(let elements): elements.contains(where: hasEscapedKey)
+        default: false
+        }
+    }
+
+    /// Valid JSON for `value` that is not the writer's: keys in reverse order, spaces, `\/` and
+    /// `\u` escapes with capitals.
+    static func writeLoosely(_ value: JSONValue, to text: inout String) {
+        switch value {
+        case .object(let members):
+            text += "{ "
+            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.reversed()
+            for (offset, key) in keys.enumerated() {
+                if offset > 0 { text += " , " }
+                writeLoosely(.string(key), to: &text)
+                text += " : "
+                writeLoosely(members[key]!, to: &text)
+            }
+            text += " }"
+        case .array(let elements):
+            text += "[ "
+            for (offset, element) in elements.enumerated() {
+                if offset > 0 { text += ", " }
+                writeLoosely(element, to: &text)
+            }
+            text += "]"
+        case .string(let string):
+            text += "\""
+            for scalar in string.unicodeScalars {
+                switch scalar {
+                case "/": text += "\\/"
+                case "\"": text += "\\\""
+                case "\\": text += "\\\\"
+                case "a": text += "\\u0061"
+                case _ where scalar.value < 0x20: text += String(format: "\\u%04X", scalar.value)
+                default: text.unicodeScalars.append(scalar)
+                }
+            }
+            text += "\""
+        default:
+            text += String(decoding: JSONWriter.bytes(of: value), as: UTF8.self)
+        }
+    }
+}
