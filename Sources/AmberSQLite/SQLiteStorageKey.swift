@@ -73,8 +73,7 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
                             if !batch.isEmpty {
                                 try self.write(batch, sequence: current + 1, db)
                                 written = current + 1
-                                context.written = WrittenRecords(
-                                    ids: batch.deletions + batch.upserts.map(\.id), upserts: batch.upserts)
+                                context.written = batch.deletions + batch.upserts.map(\.id)
                             }
                             try context.runAfterRecords()
                             return .commit

@@ -13,9 +13,9 @@ package final class SQLiteWriteContext {
     package let database: Database
     /// The key being written.
     package let key: String
-    private var afterRecords: [(Database, _ written: WrittenRecords) throws -> Void] = []
-    /// What the store wrote, once written.
-    var written = WrittenRecords(ids: [], upserts: [])
+    private var afterRecords: [(Database, _ written: [String]) throws -> Void] = []
+    /// The ids of the records the store wrote or deleted, once written.
+    var written: [String] = []
 
     init(database: Database, key: String) {
         self.database = database
@@ -23,21 +23,13 @@ package final class SQLiteWriteContext {
     }
 
     /// Runs `work` in the same transaction once the store's records are written (also when the
-    /// store writes none), before the transaction commits, with what the store wrote. If it
-    /// throws, nothing is committed.
-    package func afterRecordsWritten(_ work: @escaping (Database, _ written: WrittenRecords) throws -> Void) {
+    /// store writes none), before the transaction commits, with the ids of the records the store
+    /// wrote or deleted. If it throws, nothing is committed.
+    package func afterRecordsWritten(_ work: @escaping (Database, _ written: [String]) throws -> Void) {
         afterRecords.append(work)
     }
 
     func runAfterRecords() throws {
         for work in afterRecords { try work(database, written) }
     }
-}
-
-/// What a store wrote in a transaction (see ``SQLiteWriteContext/afterRecordsWritten(_:)``).
-package struct WrittenRecords: Sendable {
-    /// The ids of the records the store wrote or deleted.
-    package let ids: [String]
-    /// The records the store wrote, each with the text it wrote (its `data`, as UTF-8).
-    package let upserts: [StoredRecord]
 }

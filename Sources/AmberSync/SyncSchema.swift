@@ -250,85 +250,43 @@ enum SyncSchema {
     ///
     /// Written after the store's records, in the same transaction: a base whose value is the
     /// text the store now holds for its record shares it (see ``setBase(_:key:id:version:value:)``).
-    /// All of them in two statements, their rows handed over as JSON (`json_each`): a statement
-    /// per base was a tenth of an initial sync's writing.
     ///
     /// - Parameter shared: Those of `bases` known to hold the text the store holds for their
-    ///   record: written without it.
+    ///   record: written without it, all in one statement.
     static func writeBases(_ db: Database, key: String, _ bases: [ExactText: Base?], shared: Set<ExactText> = [])
         throws
     {
-        // `[[id, version], ...]` of the shared ones and `[[id, version, text or null], ...]` of
-        // the others, for `json_each`.
-        var sharedRows = JSONRows(capacity: shared.count * 64)
-        var ownRows = JSONRows(capacity: max(0, bases.count - shared.count) * 256)
+        // `[[id, version], ...]` of the shared ones, for `json_each`.
+        var sharedRows = JSONWriter(capacity: shared.count * 64)
+        sharedRows.raw("[")
+        var first = true
         // The ids alone are sorted: moving whole entries would copy their values at every step.
         let ids = Array(bases.keys)
         for id in ByteOrder.sortedIndices(ids.map(\.text)).map({ ids[$0] }) {
             if let base = bases[id] ?? nil {
                 if shared.contains(id) {
-                    sharedRows.add { row in
-                        row.write(id.text)
-                        row.raw(",")
-                        row.write(base.version)
-                    }
+                    if !first { sharedRows.raw(",") }
+                    first = false
+                    sharedRows.raw("[")
+                    sharedRows.write(id.text)
+                    sharedRows.raw(",")
+                    sharedRows.write(base.version)
+                    sharedRows.raw("]")
                 } else {
-                    ownRows.add { row in
-                        row.write(id.text)
-                        row.raw(",")
-                        row.write(base.version)
-                        row.raw(",")
-                        if let text = base.value?.text { row.write(text) } else { row.raw("null") }
-                    }
+                    try setBase(db, key: key, id: id.text, version: base.version, value: base.value)
                 }
             } else {
                 try deleteBase(db, key: key, id: id.text)
             }
         }
-        if let rows = ownRows.text {
-            // As `setBase`, for each row.
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
-                    SELECT ?1, j.value ->> 0, j.value ->> 1,
-                        CASE WHEN r.value = j.value ->> 2 THEN NULL ELSE j.value ->> 2 END,
-                        coalesce(r.value = j.value ->> 2, 0)
-                    FROM json_each(?2) j LEFT JOIN amber_records r ON r.key = ?1 AND r.id = j.value ->> 0
-                    """
-            ).execute(arguments: [key, rows])
-        }
-        if let rows = sharedRows.text {
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
-                    SELECT ?1, j.value ->> 0, j.value ->> 1, NULL, 1 FROM json_each(?2) j
-                    """
-            ).execute(arguments: [key, rows])
-        }
-    }
-
-    /// A JSON array of rows, each an array, written one at a time.
-    struct JSONRows {
-        private var writer: JSONWriter
-        private var empty = true
-
-        init(capacity: Int) {
-            writer = JSONWriter(capacity: capacity)
-            writer.raw("[")
-        }
-
-        /// Adds a row, whose elements `body` writes with commas between them.
-        mutating func add(_ body: (inout JSONWriter) -> Void) {
-            writer.raw(empty ? "[" : ",[")
-            empty = false
-            body(&writer)
-            writer.raw("]")
-        }
-
-        /// The array's text, `nil` when it has no row.
-        var text: String? {
-            empty ? nil : String(decoding: writer.bytes, as: UTF8.self) + "]"
-        }
+        sharedRows.raw("]")
+        guard !first else { return }
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
+                SELECT ?1, j.value ->> 0, j.value ->> 1, NULL, 1 FROM json_each(?2) j
+                """
+        ).execute(arguments: [key, String(decoding: sharedRows.bytes, as: UTF8.self)])
     }
 
     /// The text the store holds for record `id` of `key`, `nil` when it has none.

@@ -257,27 +257,15 @@ where Value.ID: Sendable & Codable {
             }
             context.afterRecordsWritten { [key, bases, shared] db, written in
                 // After the records: a base whose value is the text now stored shares it. A
-                // record the store wrote in this transaction shares its base when the store wrote
-                // the base's text byte for byte (a pulled record taken as the server sent it);
-                // the others are compared in SQL.
-                var sharing = shared.subtracting(written.ids.map(ExactText.init))
-                for record in written.upserts {
-                    let id = ExactText(record.id)
-                    // A record written twice: the last write counts.
-                    if let text = (bases[id] ?? nil)?.value?.text, text.hasUTF8(of: record.data) {
-                        sharing.insert(id)
-                    } else {
-                        sharing.remove(id)
-                    }
-                }
-                try SyncSchema.writeBases(db, key: key, bases, shared: sharing)
+                // record the store wrote in this transaction is compared again.
+                try SyncSchema.writeBases(db, key: key, bases, shared: shared.subtracting(written.map(ExactText.init)))
                 if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
                 // A record listed twice gets its last mark.
                 var last: [ExactText: Bool] = [:]
                 for mark in marks { last[ExactText(mark.id)] = mark.pending }
                 // A record the store wrote under another id than its state's (an identity held
                 // under a record id of its own) is logged as written, as the triggers would.
-                for id in written.ids where last[ExactText(id)] == nil { last[ExactText(id)] = true }
+                for id in written where last[ExactText(id)] == nil { last[ExactText(id)] = true }
                 var cleared: [String] = []
                 let entries = Array(last)
                 for (id, pending) in ByteOrder.sortedIndices(entries.map(\.key.text)).map({ entries[$0] })
@@ -323,19 +311,6 @@ where Value.ID: Sendable & Codable {
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
-        }
-    }
-}
-
-extension String {
-    /// Whether the string's UTF-8 bytes are exactly `data`.
-    func hasUTF8(of data: Data) -> Bool {
-        var text = self
-        return text.withUTF8 { bytes in
-            data.withUnsafeBytes { other in
-                bytes.count == other.count
-                    && (bytes.isEmpty || memcmp(bytes.baseAddress!, other.baseAddress!, bytes.count) == 0)
-            }
         }
     }
 }
