@@ -278,4 +278,49 @@ extension OutboxTests {
         #expect(rows[1]["id"] == ids[1] && rows[1]["same"] == 0 && rows[1]["value"] == #"{"x":1}"#)
         #expect(pending == [ids[1]])
     }
+
+    /// Bases written together, not known to be shared, are compared with the stored text each
+    /// (as `setBase` does): equal text is shared, other text is kept, a deletion's base shares
+    /// nothing even where the store has no record; odd texts and ids come back byte for byte.
+    @Test func basesWrittenTogetherShareTheStoredTextOnlyWhereItIsEqual() throws {
+        let stored = [note("a"), note("b \"quoted\" \\ back\u{0}slash é 🍮")]
+        try notes.add(contentsOf: stored)
+        let ids = stored.map(\.id.uuidString)
+        let odd = #"an "odd" id, \n"#
+        let (composed, decomposed) = ("caf\u{e9}", "cafe\u{301}")
+        let otherText = #"{"text":"\"quotes\" and \\ and \u0000 and é","n":123456789012345678901234567890}"#
+        let (rows, texts) = try storage.database.write { db in
+            let texts = try ids.map { try #require(try SyncSchema.storedText(db, key: "notes", id: $0)) }
+            let bases: [ExactText: SyncSchema.Base?] = [
+                ExactText(ids[0]): SyncSchema.Base(version: 3, value: JSONRecord(unchecked: texts[0])),
+                ExactText(ids[1]): SyncSchema.Base(version: 4, value: JSONRecord(unchecked: texts[1])),
+                ExactText(odd): SyncSchema.Base(version: 5, value: JSONRecord(unchecked: otherText)),
+                ExactText(composed): SyncSchema.Base(version: 6, value: nil),
+                ExactText(decomposed): SyncSchema.Base(version: 7, value: JSONRecord(unchecked: "{}")),
+            ]
+            try SyncSchema.writeBases(db, key: "notes", bases)
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, version, value, same FROM amber_sync_base ORDER BY version")
+            return (rows, texts)
+        }
+        #expect(rows.count == 5)
+        #expect(rows.map { $0["version"] as Int64 } == [3, 4, 5, 6, 7])
+        #expect(rows.map { $0["same"] as Int } == [1, 1, 0, 0, 0])
+        #expect(rows[0]["id"] == ids[0] && rows[1]["id"] == ids[1])
+        #expect((rows[0]["value"] as String?) == nil && (rows[1]["value"] as String?) == nil)
+        #expect((rows[2]["id"] as String?).map { Array($0.utf8) } == Array(odd.utf8))
+        #expect((rows[2]["value"] as String?).map { Array($0.utf8) } == Array(otherText.utf8))
+        #expect((rows[3]["id"] as String?).map { Array($0.utf8) } == Array(composed.utf8))
+        #expect((rows[3]["value"] as String?) == nil)
+        #expect((rows[4]["id"] as String?).map { Array($0.utf8) } == Array(decomposed.utf8))
+        #expect(rows[4]["value"] == "{}")
+        // Read back as the sync reads them: the shared ones are the stored text.
+        let read = try storage.database.read { db in
+            try SyncSchema.bases(db, key: "notes", ids: ByteOrder.sorted(ids + [odd, composed, decomposed]))
+        }
+        #expect(read.count == 5)
+        #expect(read[ExactText(ids[1])]?.value?.text == texts[1])
+        #expect(read[ExactText(composed)]?.value == nil)
+        #expect(read[ExactText(odd)]?.value?.text == otherText)
+    }
 }
