@@ -161,28 +161,9 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
     /// Reads a push without reading its records' trees: each is checked, and kept as its text
     /// when that is the protocol's own form (see ``JSONReader/Parser/readCanonicalRecord(at:)``).
     package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
-        let result =
-            bytes.withContiguousStorageIfAvailable { buffer in
-                Result { () throws(JSONWireError) in try Self(reading: UnsafeRawBufferPointer(buffer)) }
-            }
-            ?? Array(bytes).withUnsafeBytes { buffer in
-                Result { () throws(JSONWireError) in try Self(reading: buffer) }
-            }
-        self = try result.get()
-    }
-
-    private init(reading bytes: UnsafeRawBufferPointer) throws(JSONWireError) {
-        try JSONSyntax.validate(bytes)
-        var parser = JSONReader.Parser(bytes: bytes)
-        var mutations: [Mutation]?
-        let members = try parser.readObject(at: [], special: ["mutations"]) { parser, _ throws(JSONWireError) in
-            var read: [Mutation] = []
-            try parser.readArray(at: [.key("mutations")]) { parser, index throws(JSONWireError) in
-                read.append(try Mutation(reading: &parser, at: [.key("mutations"), .index(index)]))
-            }
-            mutations = read
+        let (members, mutations) = try JSONReader.objectWithArray(bytes, key: "mutations") {
+            parser, path throws(JSONWireError) in try Mutation(reading: &parser, at: path)
         }
-        guard let mutations else { throw .field(path: [.key("mutations")], problem: "is missing") }
         let fields = try JSONFields(.object(members), path: [])
         self.init(
             clientID: try fields.string("clientID"), mutations: mutations,
@@ -334,28 +315,9 @@ extension PullResponse: JSONWireEncodable, JSONWireDecodable {
 
     /// Reads a pull answer without reading its records' trees: each is checked and kept as text.
     package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
-        let result =
-            bytes.withContiguousStorageIfAvailable { buffer in
-                Result { () throws(JSONWireError) in try Self(reading: UnsafeRawBufferPointer(buffer)) }
-            }
-            ?? Array(bytes).withUnsafeBytes { buffer in
-                Result { () throws(JSONWireError) in try Self(reading: buffer) }
-            }
-        self = try result.get()
-    }
-
-    private init(reading bytes: UnsafeRawBufferPointer) throws(JSONWireError) {
-        try JSONSyntax.validate(bytes)
-        var parser = JSONReader.Parser(bytes: bytes)
-        var changes: [RecordChange]?
-        let members = try parser.readObject(at: [], special: ["changes"]) { parser, _ throws(JSONWireError) in
-            var read: [RecordChange] = []
-            try parser.readArray(at: [.key("changes")]) { parser, index throws(JSONWireError) in
-                read.append(try RecordChange(reading: &parser, at: [.key("changes"), .index(index)]))
-            }
-            changes = read
+        let (members, changes) = try JSONReader.objectWithArray(bytes, key: "changes") {
+            parser, path throws(JSONWireError) in try RecordChange(reading: &parser, at: path)
         }
-        guard let changes else { throw .field(path: [.key("changes")], problem: "is missing") }
         let fields = try JSONFields(.object(members), path: [])
         self.init(
             changes: changes,
@@ -449,5 +411,38 @@ extension HealthResponse: JSONWireEncodable {
         writer.raw(#","status":"#)
         writer.write(status)
         writer.raw("}")
+    }
+}
+
+extension JSONReader {
+    /// Reads a JSON object whose member `key` is an array read element by element with
+    /// `element` (given the element's path), and whose other members are read as values: an
+    /// answer or a request whose records stay text. The whole text is checked first.
+    static func objectWithArray<Element>(
+        _ bytes: some Collection<UInt8>, key: String,
+        _ element: (inout Parser, [JSONPathComponent]) throws(JSONWireError) -> Element
+    ) throws(JSONWireError) -> (members: [String: JSONValue], elements: [Element]) {
+        func read(_ bytes: UnsafeRawBufferPointer) throws(JSONWireError) -> ([String: JSONValue], [Element]) {
+            try JSONSyntax.validate(bytes)
+            var parser = Parser(bytes: bytes)
+            var elements: [Element]?
+            let members = try parser.readObject(at: [], special: [key]) { parser, _ throws(JSONWireError) in
+                var read: [Element] = []
+                try parser.readArray(at: [.key(key)]) { parser, index throws(JSONWireError) in
+                    read.append(try element(&parser, [.key(key), .index(index)]))
+                }
+                elements = read
+            }
+            guard let elements else { throw .field(path: [.key(key)], problem: "is missing") }
+            return (members, elements)
+        }
+        let result =
+            bytes.withContiguousStorageIfAvailable { buffer in
+                Result { () throws(JSONWireError) in try read(UnsafeRawBufferPointer(buffer)) }
+            }
+            ?? Array(bytes).withUnsafeBytes { buffer in
+                Result { () throws(JSONWireError) in try read(buffer) }
+            }
+        return try result.get()
     }
 }
