@@ -1,6 +1,9 @@
+import Amber
+import AmberSQLite
 import AmberSyncProtocol
 import AmberTestSupport
 import Foundation
+import GRDB
 import PropertyBased
 import Testing
 
@@ -132,5 +135,33 @@ import Testing
         default:
             text += String(decoding: JSONWriter.bytes(of: value), as: UTF8.self)
         }
+    }
+}
+
+/// A store's text is the protocol's form, so the server keeps what a client sends without
+/// reading it: keys sorted, slashes unescaped, as `JSONWriter` writes them.
+@Suite(.boundedConcurrency) struct StoredTextIsCanonicalTests {
+    struct Bookmark: Identifiable, Codable, Sendable {
+        let id: String
+        let url: String
+        let title: String
+        let added: Double
+        let tags: [String]
+    }
+
+    @Test func aStoreWritesItsValuesInTheProtocolsForm() throws {
+        let storage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("store.sqlite").path)
+        let store = try IdentityStore<Bookmark>(key: "bookmarks", storage: storage)
+        try store.add(
+            Bookmark(
+                id: "b", url: "https://example.org/a/b?c=d", title: "crème \"brûlée\" \\ 🍮\n", added: 1.5,
+                tags: ["z", "a"]))
+        let text = try #require(
+            try storage.database.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM amber_records WHERE key = 'bookmarks' AND id = 'b'")
+            })
+        #expect(text.contains("https://example.org/a/b"), "\(text)")
+        #expect(Array(text.utf8).withUnsafeBytes { JSONSyntax.isCanonical($0) }, "\(text)")
+        #expect(Array(text.utf8) == Array(try CanonicalRecordTests.canonical(text).utf8))
     }
 }
