@@ -416,7 +416,7 @@ extension PostgresSyncDatabase {
                 let key = UserRecordKey(userID: userID, record: RecordKey(collection: collection, id: id))
                 read.state.stored.insert(key)
                 read.state.records[key] = ServerRecord(
-                    value: try value.map { try JSONText.decode(JSONObject.self, from: $0) },
+                    record: try value.map { JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0)) },
                     version: version,
                     createdVersion: createdVersion,
                     fieldVersions: try JSONText.decode([String: Int64].self, from: fieldVersions)
@@ -582,8 +582,8 @@ private struct RecordColumns {
             ids.append(key.record.id)
             versions.append(record.version)
             createdVersions.append(record.createdVersion)
-            values.append(try record.value.map(JSONText.encode) ?? "")
-            deleted.append(record.value == nil)
+            values.append(record.record?.text ?? "")
+            deleted.append(!record.isLive)
             fieldVersions.append(try JSONText.encode(record.fieldVersions))
         }
     }

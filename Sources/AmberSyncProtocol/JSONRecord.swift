@@ -26,6 +26,12 @@ public struct JSONRecord: Sendable, Equatable, CustomStringConvertible {
         read = nil
     }
 
+    /// Text and the object read from it: a record a server read from its database to merge.
+    package init(text: String, object: JSONObject) {
+        self.text = text
+        read = object
+    }
+
     /// The object, read exactly.
     ///
     /// A record is checked when made, so reading it cannot fail; text that a server's database

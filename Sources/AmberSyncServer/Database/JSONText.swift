@@ -13,6 +13,8 @@ package enum JSONText {
         }
         // A record's field versions, written with every push.
         if let versions = value as? [String: Int64] {
+            // Those of a record created by the push: all its keys changed at its creation.
+            if versions.isEmpty { return "{}" }
             return JSONWriter.text(of: versions.mapValues(JSONValue.integer))
         }
         let encoder = JSONEncoder()

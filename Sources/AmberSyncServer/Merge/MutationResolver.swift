@@ -53,7 +53,7 @@ public enum MutationResolver {
             return apply(mutation, to: live, newVersion: newVersion)
         }
         // A field-wise edit of a record that lived on since the base version merges when none of its fields moved.
-        if let fields = mutation.fields, mutation.value != nil, let live, let baseVersion = mutation.baseVersion,
+        if let fields = mutation.fields, mutation.record != nil, let live, let baseVersion = mutation.baseVersion,
             baseVersion < live.version, baseVersion >= live.createdVersion
         {
             let changed = unique(fields.filter { live.version(ofField: $0) > baseVersion })
@@ -66,51 +66,49 @@ public enum MutationResolver {
     }
 
     private static func apply(_ mutation: Mutation, to live: ServerRecord?, newVersion: Int64) -> Outcome {
-        guard let sent = mutation.value else {
+        let applied = MutationResult(mutationID: mutation.mutationID, status: .applied, version: newVersion)
+        guard let sentRecord = mutation.record else {
             // A deletion removes the record whole, `fields` or not.
             let tombstone = ServerRecord(
-                value: nil, version: newVersion, createdVersion: newVersion, fieldVersions: [:])
-            return .applied(
-                tombstone, MutationResult(mutationID: mutation.mutationID, status: .applied, version: newVersion))
+                record: nil, version: newVersion, createdVersion: newVersion, fieldVersions: [:])
+            return .applied(tombstone, applied)
         }
-        var record: ServerRecord
-        if let live {
-            record = live
-            var stored = live.value ?? [:]
-            if let fields = mutation.fields {
-                for key in fields {
-                    // The key as sent: removed first, in case the stored one is written in another
-                    // Unicode normalization (a Swift dictionary would keep the stored bytes).
-                    stored.removeValue(forKey: key)
-                    if let index = sent.index(forKey: key) {
-                        stored[sent[index].key] = sent[index].value
-                    }
+        guard let live else {
+            // With nothing on the server to keep, the record is stored as sent, `fields` or not,
+            // its text not read; its keys changed at its creation (`fieldVersions` leaves them out).
+            let created = ServerRecord(
+                record: sentRecord, version: newVersion, createdVersion: newVersion, fieldVersions: [:])
+            return .applied(created, applied)
+        }
+        let sent = sentRecord.object
+        var record = live
+        let oldValue = live.value ?? [:]
+        var stored = oldValue
+        if let fields = mutation.fields {
+            for key in fields {
+                // The key as sent: removed first, in case the stored one is written in another
+                // Unicode normalization (a Swift dictionary would keep the stored bytes).
+                stored.removeValue(forKey: key)
+                if let index = sent.index(forKey: key) {
+                    stored[sent[index].key] = sent[index].value
                 }
-            } else {
-                stored = sent
             }
-            let oldValue = live.value ?? [:]
-            for key in Set(oldValue.keys).union(stored.keys) where oldValue[key] != stored[key] {
-                record.fieldVersions[key] = newVersion
-            }
-            record.value = stored
-            record.version = newVersion
         } else {
-            // With nothing on the server to keep, the sent object is the whole record, `fields` or not.
-            record = ServerRecord(
-                value: sent,
-                version: newVersion,
-                createdVersion: newVersion,
-                fieldVersions: sent.mapValues { _ in newVersion }
-            )
+            stored = sent
         }
-        let result = MutationResult(
-            mutationID: mutation.mutationID,
-            status: .applied,
-            version: newVersion,
-            value: JSONValue.exactlyEqual(record.value, sent) ? nil : record.value
-        )
-        return .applied(record, result)
+        for key in Set(oldValue.keys).union(stored.keys) where oldValue[key] != stored[key] {
+            record.fieldVersions[key] = newVersion
+        }
+        record.version = newVersion
+        if JSONValue.exactlyEqual(stored, sent) {
+            // Stored as sent: the sent text, and no value in the answer.
+            record.record = sentRecord
+            return .applied(record, applied)
+        }
+        record.value = stored
+        return .applied(
+            record,
+            MutationResult(mutationID: mutation.mutationID, status: .applied, version: newVersion, value: stored))
     }
 
     private static func conflict(_ mutation: Mutation, current: ServerRecord?, changedFields: [String]?) -> Outcome {

@@ -58,13 +58,9 @@ extension SQLiteSyncDatabase {
                     if case .answeredBefore(let result) = step { results.append(result) }
                     continue
                 }
-                if case .applied(let record, let result) = outcome {
-                    // Stored as sent (no `value` in the answer): the sent text, which the request's
-                    // reading wrote as the protocol writes objects, is the stored object's.
-                    let text = result.value == nil ? mutation.record?.text : nil
+                if case .applied(let record, _) = outcome {
                     try Self.store(
-                        record, text: text, in: db, userID: user.id, collection: mutation.collection, id: mutation.id,
-                        at: now)
+                        record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
                     records[key] = record
                 }
                 try db.cachedStatement(
@@ -113,7 +109,7 @@ extension SQLiteSyncDatabase {
         while let row = try rows.next() {
             let valueText: String? = row[2]
             records[NamedRecord(collection: row[0], id: row[1])] = ServerRecord(
-                value: try valueText.map { try JSONText.decode(JSONObject.self, from: $0) },
+                record: try valueText.map { JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0)) },
                 version: row[3],
                 createdVersion: row[4],
                 fieldVersions: try JSONText.decode([String: Int64].self, from: row[5])
@@ -122,10 +118,10 @@ extension SQLiteSyncDatabase {
         return records
     }
 
-    /// Writes `record`; `text`, when given, is its value's JSON text, not written again.
+    /// Writes `record`, its value as its text (a record stored as sent: the sent text, which the
+    /// request's reading wrote as the protocol writes objects).
     private static func store(
-        _ record: ServerRecord, text: String?, in db: Database, userID: Int64, collection: String, id: String,
-        at time: TimeInterval
+        _ record: ServerRecord, in db: Database, userID: Int64, collection: String, id: String, at time: TimeInterval
     ) throws {
         try db.cachedStatement(
             sql: """
@@ -140,7 +136,7 @@ extension SQLiteSyncDatabase {
                 """
         ).execute(arguments: [
             userID, collection, id, record.version, record.createdVersion,
-            try text ?? record.value.map(JSONText.encode), try JSONText.encode(record.fieldVersions), time,
+            record.record?.text, try JSONText.encode(record.fieldVersions), time,
         ])
     }
 }
