@@ -225,8 +225,9 @@ extension PostgresSyncDatabase {
         var appliedUsers: Set<Int64> = []
         /// The user of each token hash of the batch that is still in the database.
         var tokenUsers: [String: Int64] = [:]
-        /// Answers to store, in order.
-        var newAnswers: [(key: AnswerKey, result: MutationResult, fingerprint: String)] = []
+        /// Answers to store: one row for each client, in the order its first push came.
+        var newAnswers: [ClientKey: PushAnswers] = [:]
+        var newAnswersOrder: [ClientKey] = []
         /// For each push, the answers its client already got: those below its smallest id.
         var forgotten: [(client: ClientKey, below: Int64)] = []
         /// The last version of each user that changed, for its history row.
@@ -271,8 +272,11 @@ extension PostgresSyncDatabase {
                 changedUsers.insert(push.userID)
                 historyTags[push.userID] = historyTags[push.userID] ?? HistoryTag.random()
             }
-            for answer in pushAnswers { answers[answer.key] = (answer.result, answer.fingerprint) }
-            newAnswers += pushAnswers
+            for answer in pushAnswers {
+                answers[answer.key] = (answer.result, answer.fingerprint)
+                if newAnswers[client] == nil { newAnswersOrder.append(client) }
+                newAnswers[client, default: PushAnswers()].append(answer.result, fingerprint: answer.fingerprint)
+            }
             if let last = push.mutations.last?.mutationID {
                 lastMutationIDs[client] = max(lastMutationIDs[client] ?? last, last)
             }
@@ -366,11 +370,10 @@ extension PostgresSyncDatabase {
         logger: Logger
     ) async throws -> BatchRead {
         var tokenHashes: [String] = []
-        var answerUsers: [Int64] = []
-        var answerClients: [String] = []
-        var answerIDs: [Int64] = []
         var clientUsers: [Int64] = []
         var clients: [String] = []
+        var firstIDs: [Int64] = []
+        var lastIDs: [Int64] = []
         var recordUsers: [Int64] = []
         var collections: [String] = []
         var ids: [String] = []
@@ -378,19 +381,17 @@ extension PostgresSyncDatabase {
             if let hash = push.tokenHash { tokenHashes.append(hash) }
             clientUsers.append(push.userID)
             clients.append(push.clientID)
+            firstIDs.append(push.mutations.first?.mutationID ?? 0)
+            lastIDs.append(push.mutations.last?.mutationID ?? 0)
             for mutation in push.mutations {
-                answerUsers.append(push.userID)
-                answerClients.append(push.clientID)
-                answerIDs.append(mutation.mutationID)
                 recordUsers.append(push.userID)
                 collections.append(mutation.collection)
                 ids.append(mutation.id)
             }
         }
         let arguments = LockAndRead(
-            userIDs: userIDs, tokenHashes: tokenHashes, answerUsers: answerUsers, answerClients: answerClients,
-            answerIDs: answerIDs, clientUsers: clientUsers, clients: clients, recordUsers: recordUsers,
-            collections: collections, ids: ids)
+            userIDs: userIDs, tokenHashes: tokenHashes, clientUsers: clientUsers, clients: clients,
+            firstIDs: firstIDs, lastIDs: lastIDs, recordUsers: recordUsers, collections: collections, ids: ids)
         // Planned for each batch, not prepared: a plan made once, while the tables were small,
         // scanned the whole records table on every batch once they had grown.
         let sql = LockAndRead.sql(locking: lock == .wait ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED")
@@ -404,9 +405,11 @@ extension PostgresSyncDatabase {
                 if seen != 1 { read.consistent = false }
             case ("t", let userID, let hash, _, _, _, _, _, _):
                 read.state.tokenUsers[hash] = userID
-            case ("r", let userID, let clientID, let mutationID?, let result?, let fingerprint, _, _, _):
-                let key = AnswerKey(client: ClientKey(userID: userID, clientID: clientID), mutationID: mutationID)
-                read.state.answers[key] = (try JSONText.decode(MutationResult.self, from: result), fingerprint)
+            case ("r", let userID, let clientID, _, let results?, let fingerprints?, _, _, _):
+                let client = ClientKey(userID: userID, clientID: clientID)
+                for (mutationID, answer) in try PushAnswers.read(results: results, fingerprints: fingerprints) {
+                    read.state.answers[AnswerKey(client: client, mutationID: mutationID)] = answer
+                }
             case ("m", let userID, let clientID, let mutationID?, _, _, _, _, _):
                 read.state.lastMutationIDs[ClientKey(userID: userID, clientID: clientID)] = mutationID
             case (
@@ -416,7 +419,9 @@ extension PostgresSyncDatabase {
                 let key = UserRecordKey(userID: userID, record: RecordKey(collection: collection, id: id))
                 read.state.stored.insert(key)
                 read.state.records[key] = ServerRecord(
-                    record: try value.map { JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0)) },
+                    record: try value.map {
+                        JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0))
+                    },
                     version: version,
                     createdVersion: createdVersion,
                     fieldVersions: try JSONText.decode([String: Int64].self, from: fieldVersions)
@@ -432,17 +437,17 @@ extension PostgresSyncDatabase {
     struct LockAndRead: Sendable {
         var userIDs: [Int64]
         var tokenHashes: [String]
-        var answerUsers: [Int64]
-        var answerClients: [String]
-        var answerIDs: [Int64]
+        /// The user and client id of each push, with its first and last mutation id.
         var clientUsers: [Int64]
         var clients: [String]
+        var firstIDs: [Int64]
+        var lastIDs: [Int64]
         var recordUsers: [Int64]
         var collections: [String]
         var ids: [String]
 
-        /// What a row holds: its kind (`u` a locked user, `t` a token, `r` an answer, `m` a
-        /// client's last mutation id, `c` a record) and the columns of that kind.
+        /// What a row holds: its kind (`u` a locked user, `t` a token, `r` a push's answers
+        /// (``PushAnswers``), `m` a client's last mutation id, `c` a record) and the columns of that kind.
         typealias Row = (String, Int64, String, Int64?, String?, String?, Int64?, Int64?, String?)
 
         /// The statement, locking as `locking` says.
@@ -459,30 +464,33 @@ extension PostgresSyncDatabase {
             SELECT 't', user_id, hash, NULL, NULL, NULL, NULL, NULL, NULL
             FROM amber_sync_tokens WHERE hash = ANY($2::text[])
             UNION ALL
-            SELECT 'r', user_id, client_id, mutation_id, result, fingerprint, NULL, NULL, NULL
-            FROM amber_sync_mutation_results
-            WHERE (user_id, client_id, mutation_id) IN (SELECT * FROM unnest($3::int8[], $4::text[], $5::int8[]))
+            SELECT 'r', a.user_id, a.client_id, NULL, a.results, a.fingerprints, NULL, NULL, NULL
+            FROM unnest($3::int8[], $4::text[], $5::int8[], $6::int8[]) AS p(u, c, first_id, last_id)
+            CROSS JOIN LATERAL (
+                SELECT * FROM amber_sync_push_answers
+                WHERE user_id = p.u AND client_id = p.c AND last_mutation_id >= p.first_id
+                    AND first_mutation_id <= p.last_id
+            ) AS a
             UNION ALL
-            SELECT 'm', user_id, client_id, max(mutation_id), NULL, NULL, NULL, NULL, NULL
-            FROM amber_sync_mutation_results
-            WHERE (user_id, client_id) IN (SELECT * FROM unnest($6::int8[], $7::text[]))
+            SELECT 'm', user_id, client_id, max(last_mutation_id), NULL, NULL, NULL, NULL, NULL
+            FROM amber_sync_push_answers
+            WHERE (user_id, client_id) IN (SELECT * FROM unnest($3::int8[], $4::text[]))
             GROUP BY user_id, client_id
             UNION ALL
             SELECT 'c', user_id, collection, NULL, id, value, version, created_version, field_versions
             FROM amber_sync_records
-            WHERE (user_id, collection, id) IN (SELECT * FROM unnest($8::int8[], $9::text[], $10::text[]))
+            WHERE (user_id, collection, id) IN (SELECT * FROM unnest($7::int8[], $8::text[], $9::text[]))
             """
         }
 
         func bindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
+            var bindings = PostgresBindings(capacity: 9)
             bindings.append(userIDs)
             bindings.append(tokenHashes)
-            bindings.append(answerUsers)
-            bindings.append(answerClients)
-            bindings.append(answerIDs)
             bindings.append(clientUsers)
             bindings.append(clients)
+            bindings.append(firstIDs)
+            bindings.append(lastIDs)
             bindings.append(recordUsers)
             bindings.append(collections)
             bindings.append(ids)
@@ -504,17 +512,17 @@ extension PostgresSyncDatabase {
         let changed = state.changed.map { ($0, state.records[$0]!) }
         let new = try RecordColumns(changed.filter { !state.stored.contains($0.0) })
         let records = try RecordColumns(changed.filter { state.stored.contains($0.0) })
-        let resultTexts = try state.newAnswers.map { try JSONText.encode($0.result) }
+        let answers = state.newAnswersOrder.map { ($0, state.newAnswers[$0]!) }
         let changedUsers = state.changedUsers.sorted()
         let appliedUsers = state.appliedUsers.sorted()
         return """
             WITH forgotten AS (
-                DELETE FROM amber_sync_mutation_results AS r
+                DELETE FROM amber_sync_push_answers AS r
                 USING unnest(
                     \(state.forgotten.map(\.client.userID))::int8[], \(state.forgotten.map(\.client.clientID))::text[],
                     \(state.forgotten.map(\.below))::int8[]
                 ) AS f(u, c, m)
-                WHERE r.user_id = f.u AND r.client_id = f.c AND r.mutation_id < f.m
+                WHERE r.user_id = f.u AND r.client_id = f.c AND r.last_mutation_id < f.m
             ), new_records AS (
                 INSERT INTO amber_sync_records
                     (user_id, collection, id, version, created_version, value, field_versions, changed_at)
@@ -540,14 +548,14 @@ extension PostgresSyncDatabase {
                     field_versions = excluded.field_versions,
                     changed_at = excluded.changed_at
             ), stored_results AS (
-                INSERT INTO amber_sync_mutation_results (user_id, client_id, mutation_id, result, fingerprint)
-                SELECT u, c, m, r, f
+                INSERT INTO amber_sync_push_answers
+                    (user_id, client_id, last_mutation_id, first_mutation_id, results, fingerprints)
+                SELECT u, c, l, f, r, p
                 FROM unnest(
-                    \(state.newAnswers.map(\.key.client.userID))::int8[],
-                    \(state.newAnswers.map(\.key.client.clientID))::text[],
-                    \(state.newAnswers.map(\.key.mutationID))::int8[], \(resultTexts)::text[],
-                    \(state.newAnswers.map(\.fingerprint))::text[]
-                ) AS t(u, c, m, r, f)
+                    \(answers.map(\.0.userID))::int8[], \(answers.map(\.0.clientID))::text[],
+                    \(answers.map { $0.1.lastMutationID! })::int8[], \(answers.map { $0.1.firstMutationID! })::int8[],
+                    \(answers.map(\.1.resultsText))::text[], \(answers.map(\.1.fingerprintsText))::text[]
+                ) AS t(u, c, l, f, r, p)
             ), stored_history AS (
                 INSERT INTO amber_sync_history (user_id, version, tag)
                 SELECT u, v, t

@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 5
+    static let schemaVersion = 6
 
     /// Each schema version's migration; index 0 brings an empty database to version 1.
     private static let migrations: [String] = [
@@ -134,6 +134,28 @@ extension PostgresSyncDatabase {
             WHERE user_id = OLD.id; RETURN OLD; END $$;
         CREATE OR REPLACE TRIGGER amber_sync_forget_user AFTER DELETE ON amber_sync_users
             FOR EACH ROW EXECUTE FUNCTION amber_sync_forget_user();
+        """,
+        """
+        -- The answers of a push in one row (`PushAnswers`: its results and its mutations'
+        -- fingerprints, as JSON arrays) instead of a row per mutation. Each answer kept before
+        -- becomes a row of its own. They go with their user through the trigger.
+        CREATE TABLE amber_sync_push_answers (
+            user_id bigint NOT NULL,
+            client_id text NOT NULL,
+            last_mutation_id bigint NOT NULL,
+            first_mutation_id bigint NOT NULL,
+            results text NOT NULL,
+            fingerprints text NOT NULL,
+            PRIMARY KEY (user_id, client_id, last_mutation_id)
+        );
+        INSERT INTO amber_sync_push_answers
+            SELECT user_id, client_id, mutation_id, mutation_id, '[' || result || ']',
+                CASE WHEN fingerprint IS NULL THEN '[null]' ELSE '["' || fingerprint || '"]' END
+            FROM amber_sync_mutation_results;
+        DROP TABLE amber_sync_mutation_results;
+        CREATE OR REPLACE FUNCTION amber_sync_forget_user() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            DELETE FROM amber_sync_records WHERE user_id = OLD.id; DELETE FROM amber_sync_push_answers
+            WHERE user_id = OLD.id; RETURN OLD; END $$;
         """,
     ]
 

@@ -24,34 +24,36 @@ extension SQLiteSyncDatabase {
             else { throw SyncServerError.unauthorized }
             // The last mutation id this client sent, to tell a retry from another device's mutation.
             let lastMutationID = try Int64.fetchOne(
-                db, sql: "SELECT MAX(mutation_id) FROM amber_sync_mutation_results WHERE user_id = ? AND client_id = ?",
+                db,
+                sql: "SELECT MAX(last_mutation_id) FROM amber_sync_push_answers WHERE user_id = ? AND client_id = ?",
                 arguments: [user.id, clientID])
             // The client got the answers to its earlier batches before sending this one.
             try db.execute(
-                sql: "DELETE FROM amber_sync_mutation_results WHERE user_id = ? AND client_id = ? AND mutation_id < ?",
+                sql: """
+                    DELETE FROM amber_sync_push_answers
+                    WHERE user_id = ? AND client_id = ? AND last_mutation_id < ?
+                    """,
                 arguments: [user.id, clientID, smallestID]
             )
-            let storedResult = try db.cachedStatement(
-                sql: """
-                    SELECT result, fingerprint FROM amber_sync_mutation_results
-                    WHERE user_id = ? AND client_id = ? AND mutation_id = ?
-                    """)
+            // Only ids up to the last one this client sent can have an answer kept: a client's
+            // first push of new mutations looks nothing up.
+            let kept =
+                lastMutationID == nil
+                ? [:]
+                : try Self.keptAnswers(
+                    in: db, userID: user.id, clientID: clientID, upTo: mutations.last?.mutationID ?? smallestID)
             // The records the batch names, read in one statement; those it stores are kept here
             // after, for a later mutation of the same record.
             var records = try Self.records(in: db, userID: user.id, of: mutations)
             var resolution = PushResolution(clientID: clientID, version: startVersion, lastMutationID: lastMutationID)
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
+            var answers = PushAnswers()
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                // Only ids up to the last one this client sent can have an answer kept: a client's
-                // first push of new mutations looks nothing up.
-                let answered =
-                    try lastMutationID.map { mutation.mutationID <= $0 } ?? false
-                    ? Row.fetchOne(storedResult, arguments: [user.id, clientID, mutation.mutationID])
-                        .map { row in (try JSONText.decode(MutationResult.self, from: row[0]), row[1] as String?) }
-                    : nil
                 let key = NamedRecord(collection: mutation.collection, id: mutation.id)
-                let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answered) {
+                let step = try resolution.resolve(
+                    mutation, fingerprint: fingerprint, answered: kept[mutation.mutationID]
+                ) {
                     records[key]
                 }
                 guard case .decided(let outcome) = step else {
@@ -63,15 +65,17 @@ extension SQLiteSyncDatabase {
                         record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
                     records[key] = record
                 }
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO amber_sync_mutation_results (user_id, client_id, mutation_id, result, fingerprint)
-                        VALUES (?, ?, ?, ?, ?)
-                        """
-                ).execute(arguments: [
-                    user.id, clientID, mutation.mutationID, try JSONText.encode(outcome.result), fingerprint,
-                ])
+                answers.append(outcome.result, fingerprint: fingerprint)
                 results.append(outcome.result)
+            }
+            if let first = answers.firstMutationID, let last = answers.lastMutationID {
+                try db.execute(
+                    sql: """
+                        INSERT INTO amber_sync_push_answers
+                            (user_id, client_id, last_mutation_id, first_mutation_id, results, fingerprints)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [user.id, clientID, last, first, answers.resultsText, answers.fingerprintsText])
             }
             let version = resolution.version
             if version != startVersion {
@@ -83,6 +87,25 @@ extension SQLiteSyncDatabase {
             }
             return results
         }
+    }
+
+    /// The answers kept for a client in the rows that can hold ids up to `last`: those of its
+    /// pushes not yet known to have reached it (the rows below the batch were forgotten before).
+    private static func keptAnswers(in db: Database, userID: Int64, clientID: String, upTo last: Int64) throws
+        -> [Int64: (result: MutationResult, fingerprint: String?)]
+    {
+        var kept: [Int64: (result: MutationResult, fingerprint: String?)] = [:]
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT results, fingerprints FROM amber_sync_push_answers
+                WHERE user_id = ? AND client_id = ? AND first_mutation_id <= ?
+                """,
+            arguments: [userID, clientID, last])
+        while let row = try rows.next() {
+            kept.merge(try PushAnswers.read(results: row[0], fingerprints: row[1])) { first, _ in first }
+        }
+        return kept
     }
 
     /// The stored records (tombstones included) that `mutations` name, read in one statement.
@@ -109,7 +132,9 @@ extension SQLiteSyncDatabase {
         while let row = try rows.next() {
             let valueText: String? = row[2]
             records[NamedRecord(collection: row[0], id: row[1])] = ServerRecord(
-                record: try valueText.map { JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0)) },
+                record: try valueText.map {
+                    JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0))
+                },
                 version: row[3],
                 createdVersion: row[4],
                 fieldVersions: try JSONText.decode([String: Int64].self, from: row[5])

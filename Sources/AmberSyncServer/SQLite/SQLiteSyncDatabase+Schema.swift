@@ -2,7 +2,7 @@ import GRDB
 
 extension SQLiteSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 3
+    static let schemaVersion = 4
 
     /// Each schema version's migration; index 0 brings an empty file to version 1.
     private static let migrations: [@Sendable (Database) throws -> Void] = [
@@ -97,6 +97,28 @@ extension SQLiteSyncDatabase {
                     CREATE INDEX amber_sync_tokens_by_user ON amber_sync_tokens(user_id);
                     DROP INDEX records_by_version;
                     CREATE UNIQUE INDEX amber_sync_records_by_version ON amber_sync_records(user_id, version);
+                    """
+            )
+        },
+        { db in
+            // The answers of a push in one row (`PushAnswers`) instead of a row per mutation.
+            // Each answer kept before becomes a row of its own.
+            try db.execute(
+                sql: """
+                    CREATE TABLE amber_sync_push_answers (
+                        user_id INTEGER NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+                        client_id TEXT NOT NULL,
+                        last_mutation_id INTEGER NOT NULL,
+                        first_mutation_id INTEGER NOT NULL,
+                        results TEXT NOT NULL,
+                        fingerprints TEXT NOT NULL,
+                        PRIMARY KEY (user_id, client_id, last_mutation_id)
+                    ) WITHOUT ROWID;
+                    INSERT INTO amber_sync_push_answers
+                        SELECT user_id, client_id, mutation_id, mutation_id, '[' || result || ']',
+                            CASE WHEN fingerprint IS NULL THEN '[null]' ELSE '["' || fingerprint || '"]' END
+                        FROM amber_sync_mutation_results;
+                    DROP TABLE amber_sync_mutation_results;
                     """
             )
         },

@@ -82,6 +82,64 @@ import Testing
         }
     }
 
+    /// A push's answers are kept together: a client that lost an answer sends the batch again,
+    /// with the next batch after it, and each mutation of the first is answered as before (a
+    /// conflict with its value too) while the next is applied; sent once more, all are answered
+    /// as before; a different mutation under an answered id is refused.
+    @Test(arguments: Backend.allCases)
+    func aBatchSentAgainWithTheNextIsAnsweredAsBeforeMutationByMutation(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let database = test.database
+            let token = try await database.addUser(named: "ann")
+            let ann = try #require(try await database.user(forToken: token))
+            // Stored by another client: this client's edit of it from no base conflicts, and its
+            // answer carries a number no 64-bit integer holds.
+            let big: JSONValue = .number(JSONNumber("123456789012345678901234567890")!)
+            _ = try await database.push(
+                [Mutation(mutationID: 1, collection: "notes", id: "x", baseVersion: nil, value: ["n": big])],
+                clientID: "laptop", for: ann)
+            let first = (1...3).map {
+                Mutation(
+                    mutationID: Int64($0), collection: "notes", id: "\($0)", baseVersion: nil,
+                    value: ["n": .integer(Int64($0))])
+            }
+            let conflicting = Mutation(
+                mutationID: 4, collection: "notes", id: "x", baseVersion: nil, value: ["n": .integer(0)])
+            let answered = try await database.push(first + [conflicting], clientID: "phone", for: ann)
+            #expect(answered.map(\.status) == [.applied, .applied, .applied, .conflict])
+            #expect(answered[3].value == ["n": big])
+            let next = (5...6).map {
+                Mutation(
+                    mutationID: Int64($0), collection: "notes", id: "\($0)", baseVersion: nil,
+                    value: ["n": .integer(Int64($0))])
+            }
+            let together = try await database.push(first + [conflicting] + next, clientID: "phone", for: ann)
+            #expect(Array(together.prefix(4)) == answered, "answered as before, the conflict's value too")
+            #expect(together.suffix(2).map(\.status) == [.applied, .applied])
+            #expect(together.suffix(2).map(\.version) == [5, 6], "versions 2 to 4 went to the first batch")
+            let again = try await database.push(first + [conflicting] + next, clientID: "phone", for: ann)
+            #expect(again == together)
+            // A re-send that begins and ends inside the kept batches: 3 and 4 of the first, 5 of the next.
+            let middle = try await database.push([first[2], conflicting, next[0]], clientID: "phone", for: ann)
+            #expect(middle == Array(together[2...4]))
+            #expect(try await database.pull(for: ann, after: 0, limit: 100).cursor == 6, "nothing applied twice")
+            // A copied phone's mutation under an id answered in either kept batch is refused.
+            for id: Int64 in [2, 6] {
+                let other = Mutation(
+                    mutationID: id, collection: "notes", id: "other", baseVersion: nil, value: ["n": .integer(9)])
+                await #expect(throws: SyncServerError.clientIDReused(clientID: "phone", mutationID: id)) {
+                    try await database.push([other], clientID: "phone", for: ann)
+                }
+            }
+            // The client got the answers: its next batch starts after them, and they are forgotten.
+            let later = Mutation(mutationID: 7, collection: "notes", id: "7", baseVersion: nil, value: [:])
+            #expect(try await database.push([later], clientID: "phone", for: ann).map(\.version) == [7])
+            await #expect(throws: SyncServerError.clientIDReused(clientID: "phone", mutationID: 3)) {
+                try await database.push([first[2]], clientID: "phone", for: ann)
+            }
+        }
+    }
+
     @Test func tokensAreHashedWithSHA256AsLowercaseHex() {
         #expect(AccessToken.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(AccessToken.generate() != AccessToken.generate())

@@ -93,10 +93,10 @@ struct PostgresSyncDatabaseTests {
         #expect(
             try count(
                 "pg_constraint WHERE contype = 'f' AND conrelid IN "
-                    + "('amber_sync_records'::regclass, 'amber_sync_mutation_results'::regclass)") == "0",
+                    + "('amber_sync_records'::regclass, 'amber_sync_push_answers'::regclass)") == "0",
             "no foreign key checked for each row a push writes")
         #expect(try count("amber_sync_records") == "3", "bob's records stay, ann's went")
-        #expect(try count("amber_sync_mutation_results") == "3")
+        #expect(try count("amber_sync_push_answers") == "1", "bob's push's answers stay, in one row")
         #expect(try count("amber_sync_history") == "1")
         #expect(
             try count(
@@ -148,7 +148,7 @@ struct PostgresSyncDatabaseTests {
             _ = try await PostgresSyncDatabase(url: url, logger: logger)
         } throws: { error in
             guard case SyncServerError.schemaTooNew(_, let found, let supported) = error else { return false }
-            return found == 99 && supported == 5 && "\(error)".contains("newer")
+            return found == 99 && supported == 6 && "\(error)".contains("newer")
         }
         #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "99")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users") == before)
@@ -171,8 +171,24 @@ struct PostgresSyncDatabaseTests {
             url,
             """
             DROP TABLE amber_sync_attachment_chunks; DROP TABLE amber_sync_attachment_uploads;
-            DROP TABLE amber_sync_attachments; UPDATE amber_sync_schema SET version = 2;
+            DROP TABLE amber_sync_attachments;
+            CREATE TABLE amber_sync_mutation_results (
+                user_id bigint NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+                client_id text NOT NULL, mutation_id bigint NOT NULL, result text NOT NULL, fingerprint text,
+                PRIMARY KEY (user_id, client_id, mutation_id));
+            INSERT INTO amber_sync_mutation_results
+                SELECT a.user_id, a.client_id, (r.value ->> 'mutationID')::bigint, r.value::text, f.value #>> '{}'
+                FROM amber_sync_push_answers a,
+                    jsonb_array_elements(a.results::jsonb) WITH ORDINALITY AS r(value, n),
+                    jsonb_array_elements(a.fingerprints::jsonb) WITH ORDINALITY AS f(value, n)
+                WHERE r.n = f.n;
+            DROP TABLE amber_sync_push_answers;
+            UPDATE amber_sync_schema SET version = 2;
             """)
+        #expect(
+            try PostgresTestServer.psql(
+                url, "SELECT count(*) FROM amber_sync_mutation_results WHERE fingerprint IS NOT NULL") == "1",
+            "the answer is kept as version 2 kept it")
 
         let upgraded = try await PostgresSyncDatabase(url: url, logger: logger)
         defer { Task { await upgraded.close() } }
@@ -181,7 +197,7 @@ struct PostgresSyncDatabaseTests {
             try await upgraded.pull(for: signedIn, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
         #expect(try await upgraded.historyTag(for: signedIn, at: 1) == tag)
         #expect(try await upgraded.push([mutation], clientID: "phone", for: signedIn).map(\.version) == [1], "a retry")
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "5")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "6")
         let tables = try PostgresTestServer.psql(
             url,
             """
@@ -190,7 +206,7 @@ struct PostgresSyncDatabaseTests {
             """)
         #expect(
             tables
-                == "amber_sync_database,amber_sync_history,amber_sync_mutation_results,amber_sync_records,"
+                == "amber_sync_database,amber_sync_history,amber_sync_push_answers,amber_sync_records,"
                 + "amber_sync_schema,amber_sync_tokens,amber_sync_users",
             "the tables of the SQLite backend, by the same names")
     }
@@ -206,7 +222,7 @@ struct PostgresSyncDatabaseTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(databases.count == 4)
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "5")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "6")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_schema") == "1")
         // Tables that were there are kept: another start migrates nothing and loses nothing.
         _ = try await databases[0].addUser(named: "ann")

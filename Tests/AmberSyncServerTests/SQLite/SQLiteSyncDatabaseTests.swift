@@ -95,7 +95,7 @@ import Testing
         #expect(try await database.push([next], clientID: "phone", for: ann).map(\.version) == [2])
         #expect(
             try Self.tableNames(path) == [
-                "amber_sync_database", "amber_sync_history", "amber_sync_mutation_results", "amber_sync_records",
+                "amber_sync_database", "amber_sync_history", "amber_sync_push_answers", "amber_sync_records",
                 "amber_sync_schema", "amber_sync_tokens", "amber_sync_users",
             ])
         let indexes = try await DatabaseQueue(path: path).read { db in
@@ -118,6 +118,19 @@ import Testing
     static func downgrade(_ path: String, toVersion version: Int) async throws {
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in
+            // Version 3 and before: an answer per row.
+            try db.execute(
+                sql: """
+                    CREATE TABLE amber_sync_mutation_results (
+                        user_id INTEGER NOT NULL REFERENCES amber_sync_users(id) ON DELETE CASCADE,
+                        client_id TEXT NOT NULL, mutation_id INTEGER NOT NULL, result TEXT NOT NULL, fingerprint TEXT,
+                        PRIMARY KEY (user_id, client_id, mutation_id)) WITHOUT ROWID;
+                    INSERT INTO amber_sync_mutation_results
+                        SELECT a.user_id, a.client_id, r.value ->> '$.mutationID', r.value, f.value
+                        FROM amber_sync_push_answers a, json_each(a.results) r, json_each(a.fingerprints) f
+                        WHERE r.key = f.key;
+                    DROP TABLE amber_sync_push_answers;
+                    """)
             // Version 2 and before: the tables had no prefix.
             try db.execute(
                 sql: """
@@ -151,7 +164,7 @@ import Testing
         _ = try SQLiteSyncDatabase(path: path)
         let queue = try DatabaseQueue(path: path)
         #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
-        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT version FROM amber_sync_schema") } == 3)
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT version FROM amber_sync_schema") } == 4)
     }
 
     @Test func tokensAreStoredOnlyAsHashes() async throws {
@@ -182,7 +195,7 @@ import Testing
             try queue.close()
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 3)) {
+        #expect(throws: SyncServerError.schemaTooNew(path: path, found: 99, supported: 4)) {
             try SQLiteSyncDatabase(path: path)
         }
         #expect(bytesDiffer(try Data(contentsOf: URL(fileURLWithPath: path)), before) == nil)
