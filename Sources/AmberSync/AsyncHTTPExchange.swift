@@ -1,6 +1,8 @@
 #if os(Linux)
+    import AmberLock
     import AsyncHTTPClient
     import Foundation
+    import Glibc
     import NIOCore
     import NIOHTTP1
     import NIOHTTPCompression
@@ -52,6 +54,14 @@
         /// Bytes per part of a body handed to the connection, each reported sent once it is taken.
         static let bodyChunk = 1 << 20
 
+        /// A request's body.
+        enum Body: Sendable {
+            /// Bytes in memory.
+            case data(Data)
+            /// A range of a file, read a part at a time as the connection takes it.
+            case file(UploadBody)
+        }
+
         /// Sends one request; hands the answer's head to `head`, then its body to `chunk`, part
         /// by part as it arrives.
         ///
@@ -68,18 +78,34 @@
         ///   - head: Told the answer's head; returns whether to read the body.
         ///   - chunk: Told each part of the body.
         /// - Throws: ``SyncError`` of kind ``SyncError/Kind/offline`` when the exchange fails or
-        ///   is cancelled; what `head` or `chunk` throws.
+        ///   is cancelled, of kind ``SyncError/Kind/storage`` when a file body cannot be read;
+        ///   what `head` or `chunk` throws.
         static func send(
-            _ url: URL, method: String, headers: [String: String], body: Data?, timeout: TimeInterval? = nil,
+            _ url: URL, method: String, headers: [String: String], body: Body?, timeout: TimeInterval? = nil,
             sent: @escaping @Sendable (Int) -> Void = { _ in },
             head: (Head) throws(SyncError) -> Bool,
             chunk: (ByteBuffer) throws(SyncError) -> Void
         ) async throws(SyncError) {
             var request = HTTPClientRequest(url: url.absoluteString)
+            var input: OpenFile?
+            defer { input?.closeFile() }
             request.method = HTTPMethod(rawValue: method)
             for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
-            if let body {
-                request.body = .stream(BodyParts(data: body, sent: sent), length: .known(Int64(body.count)))
+            switch body {
+            case .data(let data):
+                request.body = .stream(BodyParts(data: data, sent: sent), length: .known(Int64(data.count)))
+            case .file(let file):
+                let opened: OpenFile
+                do {
+                    opened = try OpenFile(path: file.file.path)
+                } catch {
+                    throw UploadBody.unreadable(file.file, file.range, error)
+                }
+                input = opened
+                request.body = .stream(
+                    FileParts(body: file, input: opened, sent: sent), length: .known(file.range.count))
+            case nil:
+                break
             }
             let deadline: NIODeadline =
                 if let timeout { .now() + .milliseconds(Int64(timeout * 1_000)) } else { .distantFuture }
@@ -104,7 +130,7 @@
             var answer: Head?
             var collected = Data()
             try await send(
-                url, method: method, headers: headers, body: body, timeout: timeout,
+                url, method: method, headers: headers, body: body.map { .data($0) }, timeout: timeout,
                 head: { head throws(SyncError) in
                     answer = head
                     // The length sent; an answer inflated from gzip grows past it.
@@ -154,6 +180,89 @@
 
         func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(data: data, sent: sent)
+        }
+    }
+    /// A range of a file as a request body, read in parts of ``AsyncHTTPExchange/bodyChunk``
+    /// bytes as the connection takes them (a MiB held at a time, whatever the file's size),
+    /// telling the bytes taken so far as each part is taken.
+    private struct FileParts: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let body: UploadBody
+        let input: OpenFile
+        let sent: @Sendable (Int) -> Void
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            let body: UploadBody
+            let input: OpenFile
+            let sent: @Sendable (Int) -> Void
+            var offset: Int64
+
+            mutating func next() async throws -> ByteBuffer? {
+                guard offset < body.range.upperBound else { return nil }
+                let count = Int(Swift.min(Int64(AsyncHTTPExchange.bodyChunk), body.range.upperBound - offset))
+                do {
+                    let part = try input.read(count, at: offset)
+                    offset += Int64(count)
+                    sent(Int(offset - body.range.lowerBound))
+                    return part
+                } catch {
+                    throw UploadBody.unreadable(body.file, body.range, error)
+                }
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(body: body, input: input, sent: sent, offset: body.range.lowerBound)
+        }
+    }
+
+    /// A file open for reading by one request, closed by the request once it has its answer:
+    /// AsyncHTTPClient may keep a body it stopped taking (an early answer) for as long as it likes.
+    final class OpenFile: Sendable {
+        /// The descriptor; `nil` once closed.
+        private let descriptor: LockedValue<Int32?>
+
+        /// Opens `path` for reading.
+        init(path: String) throws {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            self.descriptor = LockedValue(descriptor)
+        }
+
+        deinit {
+            closeFile()
+        }
+
+        /// Closes the file; a read after it throws.
+        func closeFile() {
+            descriptor.withLock { descriptor in
+                if let open = descriptor { _ = Glibc.close(open) }
+                descriptor = nil
+            }
+        }
+
+        /// The `count` bytes at `offset`; throws when the file ends before them, cannot be read,
+        /// or was closed.
+        func read(_ count: Int, at offset: Int64) throws -> ByteBuffer {
+            try descriptor.withLock { descriptor in
+                guard let descriptor else { throw POSIXError(.EBADF) }
+                var buffer = ByteBufferAllocator().buffer(capacity: count)
+                while buffer.readableBytes < count {
+                    let (done, wanted) = (buffer.readableBytes, count - buffer.readableBytes)
+                    var result = 0
+                    var failure: Int32 = 0
+                    buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { pointer in
+                        result = pread(descriptor, pointer.baseAddress, wanted, off_t(offset) + off_t(done))
+                        failure = errno
+                        return Swift.max(result, 0)
+                    }
+                    if result < 0 && failure == EINTR { continue }
+                    guard result > 0 else {
+                        throw POSIXError(result == 0 ? .ENODATA : POSIXErrorCode(rawValue: failure) ?? .EIO)
+                    }
+                }
+                return buffer
+            }
         }
     }
 #endif

@@ -7,11 +7,12 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Sends attachment requests, `PUT`s of parts of a file, telling the bytes sent as each chunk
-/// goes out: with AsyncHTTPClient on Linux (``AsyncHTTPExchange``), with `URLSession` elsewhere.
+/// Sends attachment requests, `PUT`s of a file or part of it, telling the bytes sent as each
+/// chunk goes out: with AsyncHTTPClient on Linux (``AsyncHTTPExchange``), reading the file as the
+/// connection takes it, and with `URLSession` elsewhere, handed the part in memory.
 ///
-/// A body is handed over in memory, never as a file: FoundationNetworking on Linux stops the
-/// process when a connection is cut while it streams a body from a file (`_BodyFileSource`).
+/// FoundationNetworking's own streaming of a body from a file is never used: on Linux it stops
+/// the process when a connection is cut mid-body (`_BodyFileSource`).
 final class UploadSession: Sendable {
     #if !os(Linux)
         private let handlers = UploadHandlers()
@@ -62,7 +63,7 @@ final class UploadSession: Sendable {
     /// Sends `request`, with `body` uploaded as its body when given (else the request's own).
     ///
     /// - Parameter progress: Told the bytes of the body sent so far, as each chunk goes out.
-    func send(_ request: URLRequest, body: Data?, progress: @escaping @Sendable (Int) -> Void = { _ in })
+    func send(_ request: URLRequest, body: UploadBody?, progress: @escaping @Sendable (Int) -> Void = { _ in })
         async throws(SyncError) -> Outcome
     {
         #if os(Linux)
@@ -71,7 +72,7 @@ final class UploadSession: Sendable {
             var kept = Data()
             try await AsyncHTTPExchange.send(
                 url, method: request.httpMethod ?? "GET", headers: request.allHTTPHeaderFields ?? [:],
-                body: body ?? request.httpBody,
+                body: body.map { .file($0) } ?? request.httpBody.map { .data($0) },
                 sent: progress,
                 head: { head throws(SyncError) in
                     answer = head
@@ -85,12 +86,13 @@ final class UploadSession: Sendable {
         #else
             let session = self.session
             let handlers = self.handlers
+            let data = try body?.read()
             let taskBox = LockedValue<URLSessionTask?>(nil)
             let result: Result<Outcome, SyncError> = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let task: URLSessionTask =
-                        if let body {
-                            session.uploadTask(with: request, from: body)
+                        if let data {
+                            session.uploadTask(with: request, from: data)
                         } else {
                             session.dataTask(with: request)
                         }

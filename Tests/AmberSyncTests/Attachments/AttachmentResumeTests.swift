@@ -105,12 +105,17 @@ import Testing
 
     /// A metric's value in the server's `GET /metrics`.
     static func metric(_ name: String, at server: URL) async throws -> Double {
-        let (data, _) = try await load(URLRequest(url: server.appendingPathComponent("metrics")))
-        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        let line = try await metrics(at: server).split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return try #require(line.flatMap { Double($0.split(separator: " ")[1]) }, "\(name) is not in /metrics")
     }
 
-    private static func load(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    /// The server's `GET /metrics`, as text.
+    static func metrics(at server: URL) async throws -> String {
+        let (data, _) = try await load(URLRequest(url: server.appendingPathComponent("metrics")))
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func load(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         try await withCheckedThrowingContinuation { continuation in
             URLSession.shared.dataTask(with: request) { data, response, error in
                 if let response = response as? HTTPURLResponse {

@@ -1,11 +1,16 @@
 import Amber
 import AmberSQLite
-import AmberSync
 import AmberSyncServer
 import AmberSyncTestSupport
 import AmberTestSupport
 import Foundation
 import Testing
+
+@testable import AmberSync
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A device whose notes carry attachments.
 final class AttachmentDevice: Sendable {
@@ -153,5 +158,103 @@ struct AttachmentSyncTests {
         #expect(try device.client.removeUnreferencedAttachments(gracePeriod: -1) == 1)
         #expect(device.client.attachments.contains(named))
         #expect(!device.client.attachments.contains(unnamed))
+    }
+
+    /// A file of several parts (``AttachmentTransfers/partSize``) goes up in one `PUT` on Linux,
+    /// read from the file as the connection takes it, and in a `PUT` per part elsewhere; either
+    /// way it arrives whole, every byte received once.
+    @Test(arguments: Backend.allCases)
+    func aFileOfSeveralPartsGoesUpInOneRequestOnLinux(backend: Backend) async throws {
+        let server = try await TestServer.start(backend)
+        let token = try await server.addUser()
+        let day = try AttachmentDevice(server: server.url, token: token)
+        let size = 2 * AttachmentTransfers.partSize + 12_345
+        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+        let file = try day.client.attachments.add(bytes, mediaType: "application/octet-stream")
+        try day.notes.add(AttachedNote(id: UUID(), text: "large", photo: file, files: []))
+        try await day.client.sync()
+
+        let metrics = try await AttachmentResumeTests.metrics(at: server.url)
+        #expect(
+            try await AttachmentResumeTests.metric("amber_sync_attachment_bytes_received_total", at: server.url)
+                == Double(size))
+        // Each answered PUT: `201` for the one that ends the file, `202` for a part before it.
+        let puts = metrics.split(separator: "\n").filter {
+            $0.hasPrefix("amber_sync_requests_total{") && $0.contains("attachments/") && !$0.contains("missing")
+                && ($0.contains("\"201\"") || $0.contains("\"202\""))
+        }
+        let count = puts.reduce(0) { $0 + (Double($1.split(separator: " ").last ?? "") ?? 0) }
+        #if os(Linux)
+            #expect(count == 1, "one request for the whole file: \(puts)")
+        #else
+            #expect(count == 3, "a request per part: \(puts)")
+        #endif
+
+        let night = try AttachmentDevice(server: server.url, token: token)
+        try await night.client.sync()
+        let url = try #require(night.client.attachments.fileURL(for: file))
+        #expect(bytesDiffer(try Data(contentsOf: url), bytes) == nil)
+        await server.stop()
+    }
+
+    /// A stored file that no longer holds its bytes (cut short behind the store's back) fails the
+    /// sync with a storage error naming the file; the server keeps nothing under the hash, and
+    /// the record that names it is not pushed.
+    @Test func aStoredFileCutShortFailsTheUploadAndTheRecordStays() async throws {
+        let server = try await TestServer.start()
+        let token = try await server.addUser()
+        let day = try AttachmentDevice(server: server.url, token: token)
+        let bytes = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
+        let file = try day.client.attachments.add(bytes, mediaType: "application/octet-stream")
+        try day.notes.add(AttachedNote(id: UUID(), text: "cut", photo: file, files: []))
+        let stored = try #require(day.client.attachments.fileURL(for: file))
+        let handle = try FileHandle(forWritingTo: stored)
+        try handle.truncate(atOffset: UInt64(bytes.count - 1_000))
+        try handle.close()
+
+        await #expect {
+            try await day.client.sync()
+        } throws: { error in
+            guard let error = error as? SyncError else { return false }
+            return error.kind == .storage && error.description.contains(stored.lastPathComponent)
+        }
+        let storage = try #require(server.database as? any AttachmentStorage)
+        let user = try #require(try await server.database.user(forToken: token))
+        #expect(try await storage.attachmentSize(file.sha256, for: user) == nil)
+        #expect(try await server.database.pull(for: user, after: 0, limit: 10).changes.isEmpty)
+        await server.stop()
+    }
+
+    /// An upload the server holds part of (a part sent by an earlier request) is finished from
+    /// where the server's bytes end: the client sends only the rest, in one request on Linux.
+    @Test(arguments: Backend.allCases)
+    func anUploadTheServerHoldsPartOfIsFinishedFromWhereItStopped(backend: Backend) async throws {
+        let server = try await TestServer.start(backend)
+        let token = try await server.addUser()
+        let day = try AttachmentDevice(server: server.url, token: token)
+        let size = 3 * AttachmentTransfers.partSize + 777
+        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ $0 >> 9) })
+        let file = try day.client.attachments.add(bytes, mediaType: "application/octet-stream")
+        try day.notes.add(AttachedNote(id: UUID(), text: "resumed", photo: file, files: []))
+
+        // The first part, sent by hand: the server keeps it and answers 202.
+        let held = AttachmentTransfers.partSize
+        var request = URLRequest(url: server.url.appendingPathComponent("v1/attachments/\(file.sha256)"))
+        request.httpMethod = "PUT"
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue("bytes 0-\(held - 1)/\(size)", forHTTPHeaderField: "Content-Range")
+        request.httpBody = bytes.prefix(held)
+        let (_, response) = try await AttachmentResumeTests.load(request)
+        #expect(response.statusCode == 202)
+
+        try await day.client.sync()
+        #expect(
+            try await AttachmentResumeTests.metric("amber_sync_attachment_bytes_received_total", at: server.url)
+                == Double(size), "the client sent only the bytes after the \(held) held")
+        let night = try AttachmentDevice(server: server.url, token: token)
+        try await night.client.sync()
+        let url = try #require(night.client.attachments.fileURL(for: file))
+        #expect(bytesDiffer(try Data(contentsOf: url), bytes) == nil)
+        await server.stop()
     }
 }
