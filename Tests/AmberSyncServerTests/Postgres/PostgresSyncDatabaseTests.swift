@@ -209,6 +209,13 @@ struct PostgresSyncDatabaseTests {
                 == "amber_sync_database,amber_sync_history,amber_sync_push_answers,amber_sync_records,"
                 + "amber_sync_schema,amber_sync_tokens,amber_sync_users",
             "the tables of the SQLite backend, by the same names")
+        #expect(
+            try PostgresTestServer.psql(
+                url,
+                """
+                SELECT attstorage FROM pg_attribute
+                WHERE attrelid = 'amber_sync_attachment_chunks'::regclass AND attname = 'data'
+                """) == "e", "attachment chunks are stored uncompressed")
     }
 
     @Test func serversStartingTogetherOnAnEmptyDatabaseCreateTheTablesOnce() async throws {
