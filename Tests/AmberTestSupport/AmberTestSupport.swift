@@ -3,12 +3,24 @@ import Foundation
 
 // Helpers shared by the test targets.
 
-/// A new empty directory under the system's temporary directory.
+/// A new empty directory under the system's temporary directory, removed with the others of
+/// this process when it exits.
 public func temporaryDirectory() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("amber-tests-\(UUID().uuidString)")
+    let url = processTemporaryDirectory.appendingPathComponent(UUID().uuidString)
     try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// The folder of this test process's temporary directories: a run of the suites wrote hundreds
+/// of them, up to 65 MB each, and left them all behind. Removed at a normal exit; a crashed
+/// run leaves it (`amber-tests-PID-…`).
+private let processTemporaryDirectory: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "amber-tests-\(getpid())-\(UUID().uuidString.prefix(8))")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(at: processTemporaryDirectory) }
+    return url
+}()
 
 /// How `actual` differs from `expected`, in a sentence; `nil` when they hold the same bytes.
 ///

@@ -5,7 +5,7 @@ import Testing
 
 /// Runs the `notes` executable built beside the tests, in a temporary `$NOTES_HOME`.
 struct NotesRunner {
-    let home = FileManager.default.temporaryDirectory.appendingPathComponent("notes-tests-\(UUID().uuidString)")
+    let home = temporaryDirectory().appendingPathComponent("notes")
 
     typealias Result = ProcessResult
 
