@@ -182,6 +182,7 @@
             AsyncIterator(data: data, sent: sent)
         }
     }
+
     /// A range of a file as a request body, read in parts of ``AsyncHTTPExchange/bodyChunk``
     /// bytes as the connection takes them (a MiB held at a time, whatever the file's size),
     /// telling the bytes taken so far as each part is taken.

@@ -285,8 +285,8 @@ final class AttachmentTransfers: Sendable {
     #if os(Linux)
         /// The bytes of one `PUT` at most: on Linux the rest of the file, read from it as the
         /// connection takes the bytes. Each further request would cost a round trip and, on
-        /// PostgreSQL, the server's writes drained before it answers: a 100 MiB upload in parts of
-        /// 8 MiB spent about a third of its time between parts (Benchmarks/README).
+        /// PostgreSQL, the server's writes drained before it answers: a 100 MiB upload to
+        /// PostgreSQL in parts of 8 MiB took about a fifth longer (Benchmarks/README).
         static let requestSize = Int64.max
     #else
         /// The bytes of one `PUT` at most: `URLSession` is handed them in memory.
