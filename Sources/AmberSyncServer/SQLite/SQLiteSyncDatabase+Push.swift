@@ -35,13 +35,13 @@ extension SQLiteSyncDatabase {
                     """,
                 arguments: [user.id, clientID, smallestID]
             )
-            // Only ids up to the last one this client sent can have an answer kept: a client's
-            // first push of new mutations looks nothing up.
+            // Only ids up to the last one this client sent can have an answer kept: a push of new
+            // mutations only (every push but a retry) looks nothing up.
             let kept =
-                lastMutationID == nil
-                ? [:]
-                : try Self.keptAnswers(
+                lastMutationID.map { smallestID <= $0 } ?? false
+                ? try Self.keptAnswers(
                     in: db, userID: user.id, clientID: clientID, upTo: mutations.last?.mutationID ?? smallestID)
+                : [:]
             // The records the batch names, read in one statement; those it stores are kept here
             // after, for a later mutation of the same record.
             var records = try Self.records(in: db, userID: user.id, of: mutations)

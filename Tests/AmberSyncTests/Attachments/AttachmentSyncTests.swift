@@ -26,6 +26,17 @@ final class AttachmentDevice: Sendable {
     }
 }
 
+extension AttachmentDevice {
+    /// Adds a note carrying a new attachment of `size` bytes of a generator (`seed` varies them);
+    /// the bytes and the attachment.
+    func addNote(_ text: String, withFileOf size: Int, seed: Int) throws -> (bytes: Data, attachment: Attachment) {
+        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* seed &+ $0 >> 11 &+ 1) })
+        let attachment = try client.attachments.add(bytes, mediaType: "application/octet-stream")
+        try notes.add(AttachedNote(id: UUID(), text: text, photo: attachment, files: []))
+        return (bytes, attachment)
+    }
+}
+
 @Suite("Attachments through sync", .boundedConcurrency)
 struct AttachmentSyncTests {
     static let photo = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
@@ -169,9 +180,7 @@ struct AttachmentSyncTests {
         let token = try await server.addUser()
         let day = try AttachmentDevice(server: server.url, token: token)
         let size = 2 * AttachmentTransfers.partSize + 12_345
-        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
-        let file = try day.client.attachments.add(bytes, mediaType: "application/octet-stream")
-        try day.notes.add(AttachedNote(id: UUID(), text: "large", photo: file, files: []))
+        let (bytes, file) = try day.addNote("large", withFileOf: size, seed: 7)
         try await day.client.sync()
 
         let metrics = try await AttachmentResumeTests.metrics(at: server.url)
@@ -204,9 +213,7 @@ struct AttachmentSyncTests {
         let server = try await TestServer.start()
         let token = try await server.addUser()
         let day = try AttachmentDevice(server: server.url, token: token)
-        let bytes = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
-        let file = try day.client.attachments.add(bytes, mediaType: "application/octet-stream")
-        try day.notes.add(AttachedNote(id: UUID(), text: "cut", photo: file, files: []))
+        let (bytes, file) = try day.addNote("cut", withFileOf: 3 << 20, seed: 13)
         let stored = try #require(day.client.attachments.fileURL(for: file))
         let handle = try FileHandle(forWritingTo: stored)
         try handle.truncate(atOffset: UInt64(bytes.count - 1_000))
@@ -233,9 +240,7 @@ struct AttachmentSyncTests {
         let token = try await server.addUser()
         let day = try AttachmentDevice(server: server.url, token: token)
         let size = 3 * AttachmentTransfers.partSize + 777
-        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ $0 >> 9) })
-        let file = try day.client.attachments.add(bytes, mediaType: "application/octet-stream")
-        try day.notes.add(AttachedNote(id: UUID(), text: "resumed", photo: file, files: []))
+        let (bytes, file) = try day.addNote("resumed", withFileOf: size, seed: 5)
 
         // The first part, sent by hand: the server keeps it and answers 202.
         let held = AttachmentTransfers.partSize
@@ -256,5 +261,38 @@ struct AttachmentSyncTests {
         let url = try #require(night.client.attachments.fileURL(for: file))
         #expect(bytesDiffer(try Data(contentsOf: url), bytes) == nil)
         await server.stop()
+    }
+
+    /// A `PUT` the server refuses before reading its body (`413`: over `--max-attachment`) fails
+    /// the sync, and leaves the stored file open in no descriptor of the process, however often
+    /// it is tried: the request closes what it read the body from.
+    @Test func anUploadRefusedBeforeItsBodyLeavesNoFileOpen() async throws {
+        let database = try SQLiteSyncDatabase(path: temporaryDirectory().appendingPathComponent("server.sqlite").path)
+        let token = try await database.addUser(named: "ann")
+        var limits = SyncServerLimits()
+        limits.maximumAttachmentSize = 1 << 20
+        let running = try await SyncServer(database: database, port: 0, limits: limits).start()
+        let device = try AttachmentDevice(server: URL(string: "http://127.0.0.1:\(running.port)")!, token: token)
+        let (_, file) = try device.addNote("too large", withFileOf: 3 << 20, seed: 3)
+        let stored = try #require(device.client.attachments.fileURL(for: file)).resolvingSymlinksInPath().path
+
+        for _ in 0..<5 {
+            await #expect {
+                try await device.client.sync()
+            } throws: { ($0 as? SyncError)?.kind == .server(status: 413) }
+        }
+        #if os(Linux)
+            let open = await eventually(within: 5) { Self.descriptors(openOn: stored) == 0 }
+            #expect(open, "\(Self.descriptors(openOn: stored)) descriptors still hold \(stored)")
+        #endif
+        await running.stop()
+    }
+
+    /// How many of this process's file descriptors are open on `path` (Linux's `/proc/self/fd`).
+    static func descriptors(openOn path: String) -> Int {
+        let folder = "/proc/self/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)")) == path }
+            .count
     }
 }
