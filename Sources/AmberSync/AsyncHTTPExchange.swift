@@ -103,7 +103,7 @@
                 }
                 input = opened
                 request.body = .stream(
-                    FileParts(body: file, input: opened, sent: sent), length: .known(file.range.count))
+                    FileParts(body: file, input: opened, sent: sent), length: .known(Int64(file.range.count)))
             case nil:
                 break
             }
