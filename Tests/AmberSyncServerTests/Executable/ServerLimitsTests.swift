@@ -253,6 +253,56 @@ import Testing
         }
     }
 
+    /// A phone on a slow network: an upload that takes longer in all than the idle timeout, but is
+    /// never silent as long, is kept; one that stalls is closed, holds its bytes, and is resumed.
+    @Test(arguments: Backend.allCases)
+    func aSlowUploadIsKeptAndAStalledOneIsClosedThenResumed(_ backend: Backend) async throws {
+        try await withServer(backend, arguments: ["--idle-timeout", "1"]) { server, token, _ in
+            let bytes = (0..<(1_048_576 + 524_288)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+            let hash = AttachmentTests.hash(bytes)
+            func put(from offset: Int, on connection: RawConnection) async throws {
+                try await connection.send(
+                    "PUT /v1/attachments/\(hash) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+                        + "Content-Range: bytes \(offset)-\(bytes.count - 1)/\(bytes.count)\r\n"
+                        + "Content-Length: \(bytes.count - offset)\r\n\r\n")
+            }
+            func head() async throws -> RawResponse {
+                let connection = try RawConnection(port: server.port)
+                try await connection.send(
+                    "HEAD /v1/attachments/\(hash) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
+                )
+                return try #require(RawResponse(await connection.receiveUntilClosed(timeout: 10).data))
+            }
+
+            // Stalled after 1.25 MiB: closed after the idle timeout, the attachment absent.
+            let stalled = try RawConnection(port: server.port)
+            try await put(from: 0, on: stalled)
+            try await stalled.send(bytes[..<(1_048_576 + 262_144)])
+            let (_, closed) = await stalled.receiveUntilClosed(timeout: 8)
+            #expect(closed, "a stalled upload was left open")
+            let afterStall = try await head()
+            #expect(afterStall.status == 404)
+            let held = try #require(afterStall.headers["amber-upload-offset"].flatMap { Int($0) })
+            #expect((0...(1_048_576 + 262_144)).contains(held), "held \(held)")
+
+            // The rest, 32 KiB every 0.25 s: longer than the idle timeout in all.
+            let slow = try RawConnection(port: server.port)
+            let start = Date()
+            try await put(from: held, on: slow)
+            for pieceStart in stride(from: held, to: bytes.count, by: 32_768) {
+                try await Task.sleep(for: .milliseconds(250))
+                try await slow.send(bytes[pieceStart..<min(pieceStart + 32_768, bytes.count)])
+            }
+            let answer = RawResponse(await slow.receiveUntilClosed(timeout: 3).data)
+            #expect(answer?.status == 201, "\(String(describing: answer?.status)) \(answer?.body.count ?? 0)")
+            #expect(Date().timeIntervalSince(start) > 1.5, "the upload was not slower than the idle timeout")
+            #expect(try await head().status == 200)
+            let kept = try await httpRequest(server.url("/v1/attachments/\(hash)"), token: token)
+            #expect(kept.status == 200)
+            #expect(bytesDiffer(kept.body, bytes) == nil)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aPullHeldWhenItsTokenIsRevokedAnswers401(_ backend: Backend) async throws {
         try await withServer(backend) { server, token, test in
