@@ -136,26 +136,20 @@ extension PostgresSyncDatabase {
     /// (`nil` for a push whose user's row was held elsewhere, unless `waitingForLocks`), and the
     /// users whose records changed.
     ///
-    /// `BEGIN` goes out with the statement that locks and reads; the statement that writes, then
-    /// `COMMIT`. Both statements are prepared once per connection (``LockAndRead``,
-    /// ``WriteBatch``): parsing and planning them took a PostgreSQL backend about as long again
-    /// as running them.
+    /// `BEGIN` goes out with the statement that locks and reads, and `COMMIT` with the statement
+    /// that writes: the connection sends each as soon as the one before it is done. A write that
+    /// fails makes the `COMMIT` behind it a rollback.
     private static func applyInTransaction(
         _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, location: String,
         logger: Logger
     ) async throws -> ([Result<[MutationResult], any Error>?], Set<Int64>) {
         let begin: EventLoopFuture<PostgresQueryResult> = connection.query("BEGIN", logger: logger)
-        // The read is planned for its arguments each time: a plan for any arguments, made while
-        // the tables were small, would scan the records table once they had grown.
-        let custom: EventLoopFuture<PostgresQueryResult> = connection.query(
-            "SET LOCAL plan_cache_mode = force_custom_plan", logger: logger)
         do {
             let userIDs = Set(batch.map(\.userID)).sorted()
             var read = try await lockAndRead(
                 batch, userIDs: userIDs, lock: waitingForLocks ? .wait : .skipLocked, connection: connection,
                 logger: logger)
             _ = try await begin.get()
-            _ = try await custom.get()
             if !read.consistent {
                 // Another transaction committed for a user between this statement's start and its
                 // lock: read again, now that the rows are held.
@@ -185,14 +179,21 @@ extension PostgresSyncDatabase {
                     outcomes.append(.failure(error))
                 }
             }
-            if !state.forgotten.isEmpty {
-                // Planned once per connection (see `WriteBatch`).
-                let generic: EventLoopFuture<PostgresQueryResult> = connection.query(
-                    "SET LOCAL plan_cache_mode = force_generic_plan", logger: logger)
-                _ = try await connection.execute(try WriteBatch(state, versions: versions), logger: logger)
-                _ = try await generic.get()
+            let end: EventLoopFuture<PostgresQueryResult>?
+            if state.forgotten.isEmpty {
+                end = nil
+            } else {
+                end = connection.query(try writeQuery(state, versions: versions), logger: logger)
             }
             let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
+            if let end {
+                do {
+                    _ = try await end.get()
+                } catch {
+                    _ = try? await commit.get()
+                    throw error
+                }
+            }
             let committed = try await commit.get()
             guard committed.metadata.command == "COMMIT" else {
                 throw SyncServerError.databaseUnavailable(
@@ -391,16 +392,13 @@ extension PostgresSyncDatabase {
         let arguments = LockAndRead(
             userIDs: userIDs, tokenHashes: tokenHashes, clientUsers: clientUsers, clients: clients,
             firstIDs: firstIDs, lastIDs: lastIDs, recordUsers: recordUsers, collections: collections, ids: ids)
-        // Prepared once per connection, planned for each batch's arguments (the caller's
-        // `plan_cache_mode`): a plan made once, while the tables were small, scanned the whole
-        // records table on every batch once they had grown.
-        let rows =
-            switch lock {
-            case .wait: try await connection.execute(LockAndRead.Waiting(arguments), logger: logger)
-            case .skipLocked: try await connection.execute(LockAndRead.SkippingLocked(arguments), logger: logger)
-            }
+        // Planned for each batch, not prepared: a plan made once, while the tables were small,
+        // scanned the whole records table on every batch once they had grown.
+        let sql = LockAndRead.sql(locking: lock == .wait ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED")
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: sql, binds: arguments.bindings()), logger: logger)
         var read = BatchRead()
-        for try await row in rows {
+        for try await row in rows.decode(LockAndRead.Row.self) {
             switch row {
             case ("u", let userID, _, let version?, _, _, let seen, _, _):
                 read.versions[userID] = version
@@ -498,31 +496,10 @@ extension PostgresSyncDatabase {
             bindings.append(ids)
             return bindings
         }
-
-        /// The statement waiting for rows another transaction holds.
-        struct Waiting: PostgresPreparedStatement {
-            static let sql = LockAndRead.sql(locking: "FOR UPDATE")
-            let arguments: LockAndRead
-            init(_ arguments: LockAndRead) { self.arguments = arguments }
-            func makeBindings() -> PostgresBindings { arguments.bindings() }
-            func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-        }
-
-        /// The statement skipping rows another transaction holds.
-        struct SkippingLocked: PostgresPreparedStatement {
-            static let sql = LockAndRead.sql(locking: "FOR UPDATE SKIP LOCKED")
-            let arguments: LockAndRead
-            init(_ arguments: LockAndRead) { self.arguments = arguments }
-            func makeBindings() -> PostgresBindings { arguments.bindings() }
-            func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-        }
     }
 
-    /// The statement that writes a batch, prepared once per connection with a plan for any
-    /// arguments: it finds the rows it changes by their keys and inserts the rest, so its plan
-    /// hardly depends on the tables' sizes (and PostgreSQL plans it again when their statistics
-    /// change). In one statement: the records' new states, the answers given (so a re-sent
-    /// mutation gets the same one), a history row for each user whose records changed, the counter row of each
+    /// In one statement: the records' new states, the answers given (so a re-sent mutation gets
+    /// the same one), a history row for each user whose records changed, the counter row of each
     /// user a push was applied for (rewritten even when unchanged, which tells other batches'
     /// reads that something committed), and the forgetting of answers the clients already got
     /// (those of mutations below the smallest id of each push: a client sends a batch only after
@@ -531,28 +508,38 @@ extension PostgresSyncDatabase {
     /// Records the database did not hold when the batch read them are inserted plainly: their
     /// users' rows are locked, so none can have appeared since, and an `ON CONFLICT` insert
     /// checks each index first (a sixth of the database's time in a first push).
-    struct WriteBatch: PostgresPreparedStatement {
-        typealias Row = ()
-
-        static let sql = """
+    private static func writeQuery(_ state: BatchState, versions: [Int64: Int64]) throws -> PostgresQuery {
+        let changed = state.changed.map { ($0, state.records[$0]!) }
+        let new = try RecordColumns(changed.filter { !state.stored.contains($0.0) })
+        let records = try RecordColumns(changed.filter { state.stored.contains($0.0) })
+        let answers = state.newAnswersOrder.map { ($0, state.newAnswers[$0]!) }
+        let changedUsers = state.changedUsers.sorted()
+        let appliedUsers = state.appliedUsers.sorted()
+        return """
             WITH forgotten AS (
                 DELETE FROM amber_sync_push_answers AS r
-                USING unnest($1::int8[], $2::text[], $3::int8[]) AS f(u, c, m)
+                USING unnest(
+                    \(state.forgotten.map(\.client.userID))::int8[], \(state.forgotten.map(\.client.clientID))::text[],
+                    \(state.forgotten.map(\.below))::int8[]
+                ) AS f(u, c, m)
                 WHERE r.user_id = f.u AND r.client_id = f.c AND r.last_mutation_id < f.m
             ), new_records AS (
                 INSERT INTO amber_sync_records
                     (user_id, collection, id, version, created_version, value, field_versions, changed_at)
                 SELECT u, c, i, v, cv, CASE WHEN d THEN NULL ELSE val END, fv, now()
                 FROM unnest(
-                    $4::int8[], $5::text[], $6::text[], $7::int8[], $8::int8[], $9::text[], $10::bool[], $11::text[]
+                    \(new.users)::int8[], \(new.collections)::text[], \(new.ids)::text[],
+                    \(new.versions)::int8[], \(new.createdVersions)::int8[],
+                    \(new.values)::text[], \(new.deleted)::bool[], \(new.fieldVersions)::text[]
                 ) AS t(u, c, i, v, cv, val, d, fv)
             ), stored_records AS (
                 INSERT INTO amber_sync_records
                     (user_id, collection, id, version, created_version, value, field_versions, changed_at)
                 SELECT u, c, i, v, cv, CASE WHEN d THEN NULL ELSE val END, fv, now()
                 FROM unnest(
-                    $12::int8[], $13::text[], $14::text[], $15::int8[], $16::int8[], $17::text[], $18::bool[],
-                    $19::text[]
+                    \(records.users)::int8[], \(records.collections)::text[], \(records.ids)::text[],
+                    \(records.versions)::int8[], \(records.createdVersions)::int8[],
+                    \(records.values)::text[], \(records.deleted)::bool[], \(records.fieldVersions)::text[]
                 ) AS t(u, c, i, v, cv, val, d, fv)
                 ON CONFLICT (user_id, collection, id) DO UPDATE SET
                     version = excluded.version,
@@ -564,59 +551,24 @@ extension PostgresSyncDatabase {
                 INSERT INTO amber_sync_push_answers
                     (user_id, client_id, last_mutation_id, first_mutation_id, results, fingerprints)
                 SELECT u, c, l, f, r, p
-                FROM unnest($20::int8[], $21::text[], $22::int8[], $23::int8[], $24::text[], $25::text[])
-                    AS t(u, c, l, f, r, p)
+                FROM unnest(
+                    \(answers.map(\.0.userID))::int8[], \(answers.map(\.0.clientID))::text[],
+                    \(answers.map { $0.1.lastMutationID! })::int8[], \(answers.map { $0.1.firstMutationID! })::int8[],
+                    \(answers.map(\.1.resultsText))::text[], \(answers.map(\.1.fingerprintsText))::text[]
+                ) AS t(u, c, l, f, r, p)
             ), stored_history AS (
                 INSERT INTO amber_sync_history (user_id, version, tag)
-                SELECT u, v, t FROM unnest($26::int8[], $27::int8[], $28::text[]) AS h(u, v, t)
+                SELECT u, v, t
+                FROM unnest(
+                    \(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[],
+                    \(changedUsers.map { state.historyTags[$0]! })::text[]
+                ) AS h(u, v, t)
             )
             UPDATE amber_sync_users SET version = t.v
-            FROM unnest($29::int8[], $30::int8[]) AS t(u, v)
+            FROM unnest(\(appliedUsers)::int8[], \(appliedUsers.map { versions[$0]! })::int8[]) AS t(u, v)
             WHERE id = t.u
             """
-
-        private let bindings: PostgresBindings
-
-        init(_ state: BatchState, versions: [Int64: Int64]) throws {
-            let changed = state.changed.map { ($0, state.records[$0]!) }
-            let new = try RecordColumns(changed.filter { !state.stored.contains($0.0) })
-            let records = try RecordColumns(changed.filter { state.stored.contains($0.0) })
-            let answers = state.newAnswersOrder.map { ($0, state.newAnswers[$0]!) }
-            let changedUsers = state.changedUsers.sorted()
-            let appliedUsers = state.appliedUsers.sorted()
-            var bindings = PostgresBindings(capacity: 30)
-            bindings.append(state.forgotten.map(\.client.userID))
-            bindings.append(state.forgotten.map(\.client.clientID))
-            bindings.append(state.forgotten.map(\.below))
-            for columns in [new, records] {
-                bindings.append(columns.users)
-                bindings.append(columns.collections)
-                bindings.append(columns.ids)
-                bindings.append(columns.versions)
-                bindings.append(columns.createdVersions)
-                bindings.append(columns.values)
-                bindings.append(columns.deleted)
-                bindings.append(columns.fieldVersions)
-            }
-            bindings.append(answers.map(\.0.userID))
-            bindings.append(answers.map(\.0.clientID))
-            bindings.append(answers.map { $0.1.lastMutationID! })
-            bindings.append(answers.map { $0.1.firstMutationID! })
-            bindings.append(answers.map(\.1.resultsText))
-            bindings.append(answers.map(\.1.fingerprintsText))
-            bindings.append(changedUsers)
-            bindings.append(changedUsers.map { versions[$0]! })
-            bindings.append(changedUsers.map { state.historyTags[$0]! })
-            bindings.append(appliedUsers)
-            bindings.append(appliedUsers.map { versions[$0]! })
-            self.bindings = bindings
-        }
-
-        func makeBindings() -> PostgresBindings { bindings }
-
-        func decodeRow(_ row: PostgresRow) throws {}
     }
-
 }
 
 /// Records to write, as the columns of an `unnest`.
