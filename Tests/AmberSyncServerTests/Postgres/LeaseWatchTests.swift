@@ -19,15 +19,20 @@ import Testing
     }
 
     @Test func aRequestWaitsOnWhileOthersGetConnections() async throws {
-        let watch = LeaseWatch(wait: .milliseconds(500))
+        let watch = LeaseWatch(wait: .seconds(1))
         let lease = LeaseWatch.Lease<Int>()
         let others = Task {
-            // Other requests get connections for 1.5 s, three times the wait.
-            for _ in 0..<30 {
-                watch.leased()
-                try await Task.sleep(for: .milliseconds(50))
+            // Other requests get connections for 3 s, three times the wait, then this one does.
+            // From a thread of its own: in a full run the tests' cooperative threads can hold a
+            // sleeping task past the wait.
+            let began = try await onOwnThread { () -> Bool in
+                for _ in 0..<60 {
+                    watch.leased()
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                return lease.begin()
             }
-            #expect(lease.begin())
+            #expect(began)
             lease.finish(.success(7))
         }
         #expect(try await watch.wait(for: lease, failing: Unavailable()) == 7)
