@@ -36,8 +36,13 @@ import Testing
                 })
         }
         // The store's connection may outlive it for a moment (its watcher thread lets go last): fold
-        // the write-ahead log into the file and empty it, so the file alone holds the data.
-        _ = try DatabaseQueue(path: path).writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        // the write-ahead log into the file and empty it, so the file alone holds the data, waiting
+        // for that connection if need be (in a full run it held the file past an immediate try).
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        _ = try DatabaseQueue(path: path, configuration: configuration).writeWithoutTransaction {
+            try $0.checkpoint(.truncate)
+        }
         let url = URL(fileURLWithPath: path)
         let data = try Data(contentsOf: url)
         try data.prefix(data.count / 2).write(to: url)

@@ -17,7 +17,7 @@
     /// suite that names the trait again) does not take a second place.
     public struct BoundedConcurrency: SuiteTrait, TestTrait, TestScoping {
         /// How many of the bounded tests run at once: the width `.ci/run` gives the whole run.
-        public static let width = 4
+        public static let width = 3
 
         public init() {}
 
