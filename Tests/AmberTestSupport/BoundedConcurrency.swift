@@ -6,8 +6,7 @@
     ///
     /// Swift Testing starts every test of a plain `swift test` at once. On a two-core machine, tests
     /// that start servers, child processes and timers then starve each other, and their timing bounds
-    /// fail. `.ci/run` bounds the whole run with `SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH`;
-    /// this trait gives the same bound to the README's plain `swift test`:
+    /// fail. This trait bounds the README's plain `swift test`, which `.ci/run` runs as it is:
     ///
     /// ```swift
     /// @Suite(.boundedConcurrency) struct LongPollTests { ... }
@@ -16,7 +15,8 @@
     /// The trait applies to the suite's nested suites too. A test already inside the bound (a nested
     /// suite that names the trait again) does not take a second place.
     public struct BoundedConcurrency: SuiteTrait, TestTrait, TestScoping {
-        /// How many of the bounded tests run at once: the width `.ci/run` gives the whole run.
+        /// How many of the bounded tests run at once. With four, three of four full runs on the
+        /// shared two-core machine each failed a different timing bound (CONTRIBUTING).
         public static let width = 3
 
         public init() {}
