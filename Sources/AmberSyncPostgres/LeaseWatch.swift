@@ -6,6 +6,10 @@ import AmberLock
 /// A request fails once it has waited ``wait`` and no request got a connection in the last
 /// ``wait``: while other requests get connections the pool is busy, not cut off, and it waits on.
 /// One task checks every waiting request a few times a second, and runs only while some wait.
+///
+/// A check that comes late, more than four times ``interval`` after the one before, fails no one: the
+/// process was starved of CPU, and the requests whose connections came meanwhile may not have run
+/// yet to say so. They get the next check's interval to run.
 package final class LeaseWatch: Sendable {
     /// How long a request waits while no request gets a connection.
     package let wait: Duration
@@ -20,6 +24,8 @@ package final class LeaseWatch: Sendable {
 
     private struct State {
         var lastLease = ContinuousClock.now
+        /// When the waiting requests were last checked, or the watch started.
+        var lastCheck = ContinuousClock.now
         var waiting: [Int: Waiting] = [:]
         var nextID = 0
         var watching = false
@@ -45,6 +51,7 @@ package final class LeaseWatch: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.waiting[id] = Waiting(since: now, fail: { lease.fail(error) })
+            if !state.watching { state.lastCheck = now }
             defer { state.watching = true }
             return (id, !state.watching)
         }
@@ -57,18 +64,27 @@ package final class LeaseWatch: Sendable {
     private func watch() async {
         while true {
             try? await Task.sleep(for: interval)
-            let due = state.withLock { state -> [Waiting]? in
-                guard !state.waiting.isEmpty else {
-                    state.watching = false
-                    return nil
-                }
-                let now = ContinuousClock.now
-                let quiet = state.lastLease + wait <= now
-                return quiet ? state.waiting.values.filter { $0.since + wait <= now } : []
-            }
-            guard let due else { return }
-            for waiting in due { _ = waiting.fail() }
+            guard check(at: .now) != nil else { return }
         }
+    }
+
+    /// Checks the waiting requests at `now`: fails those due, unless the check comes late.
+    ///
+    /// - Returns: How many requests it failed, or `nil` when none waits (the watch ends).
+    @discardableResult
+    package func check(at now: ContinuousClock.Instant) -> Int? {
+        let due = state.withLock { state -> [Waiting]? in
+            guard !state.waiting.isEmpty else {
+                state.watching = false
+                return nil
+            }
+            let late = state.lastCheck.duration(to: now) > interval * 4
+            state.lastCheck = max(state.lastCheck, now)
+            let quiet = state.lastLease + wait <= now
+            return quiet && !late ? state.waiting.values.filter { $0.since + wait <= now } : []
+        }
+        guard let due else { return nil }
+        return due.filter { $0.fail() }.count
     }
 
     /// One request's connection: asked for by one task, its outcome awaited by another.

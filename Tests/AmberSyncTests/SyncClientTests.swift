@@ -440,7 +440,7 @@ import Testing
     }
 
     @Test(arguments: Backend.allCases)
-    func twoStartedClientsSeeEachOthersWritesWithinASecond(backend: Backend) async throws {
+    func twoStartedClientsSeeEachOthersWritesWithinSeconds(backend: Backend) async throws {
         let server = try await TestServer.start(backend, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
@@ -451,15 +451,18 @@ import Testing
         // Both are waiting on the server before the writes start.
         try await Task.sleep(nanoseconds: 300_000_000)
 
+        // Seconds, not the tens of milliseconds an idle machine takes: a full parallel run starves
+        // the in-process server and both clients at once. How soon belongs to the benchmarks
+        // (`propagation`, `fan-out`); what this checks is that started clients need no sync() call.
         for round in 0..<3 {
             let fromA = note("a \(round)")
             let start = Date()
             try a.notes.add(fromA)
-            #expect(await eventually(within: 1) { b.notes[id: fromA.id] != nil })
+            #expect(await eventually(within: 3) { b.notes[id: fromA.id] != nil })
             let fromB = note("b \(round)")
             try b.notes.add(fromB)
-            #expect(await eventually(within: 1) { a.notes[id: fromB.id] != nil })
-            #expect(Date().timeIntervalSince(start) < 2)
+            #expect(await eventually(within: 3) { a.notes[id: fromB.id] != nil })
+            #expect(Date().timeIntervalSince(start) < 6)
         }
         await a.client.stop()
         await b.client.stop()

@@ -427,7 +427,11 @@ import Testing
                 print(
                     "server memory: resident \(before.resident >> 20) MiB, peak \(before.peak >> 20) MiB",
                     "→ \(after.peak >> 20) MiB over \(pages.count) pages")
-                #expect(growth < 64 * 1_048_576, "the server's peak memory grew by \(growth >> 20) MiB")
+                // Pages of 8 MiB grew the peak by 44 to 67 MiB in full parallel runs (each page's
+                // rows, its encoded answer, and freed memory kept by the allocator's per-thread
+                // arenas); the whole 40 MiB in one answer (`--max-pull-bytes 100000000`) grew it by
+                // 142 to 157 MiB.
+                #expect(growth < 96 * 1_048_576, "the server's peak memory grew by \(growth >> 20) MiB")
             }
         }
     #endif

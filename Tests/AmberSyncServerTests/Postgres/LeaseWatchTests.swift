@@ -8,12 +8,12 @@ import Testing
     struct Unavailable: Error {}
 
     @Test func aRequestThatGetsNoConnectionFailsAfterTheWait() async throws {
-        let watch = LeaseWatch(wait: .milliseconds(200))
+        let watch = LeaseWatch(wait: .milliseconds(500))
         let lease = LeaseWatch.Lease<Int>()
         let start = ContinuousClock.now
         await #expect(throws: Unavailable.self) { try await watch.wait(for: lease, failing: Unavailable()) }
         let waited = ContinuousClock.now - start
-        #expect(waited >= .milliseconds(200) && waited < .seconds(2), "\(waited)")
+        #expect(waited >= .milliseconds(500) && waited < .seconds(5), "\(waited)")
         // A connection that comes after the failure is not used.
         #expect(!lease.begin())
     }
@@ -37,6 +37,21 @@ import Testing
         }
         #expect(try await watch.wait(for: lease, failing: Unavailable()) == 7)
         try await others.value
+    }
+
+    @Test func aLateCheckFailsNoOneAndTheNextCheckOnTimeDoes() async throws {
+        // Checks every 3 s; checks are made here at chosen instants, far past the real ones.
+        let watch = LeaseWatch(wait: .seconds(60))
+        let lease = LeaseWatch.Lease<Int>()
+        let start = ContinuousClock.now
+        let waiting = Task { try await watch.wait(for: lease, failing: Unavailable()) }
+        while watch.check(at: start) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        // The process was starved for 100 s: the request's connection may have come meanwhile.
+        #expect(watch.check(at: start + .seconds(100)) == 0)
+        // The next check, on time, finds the pool still gave none.
+        #expect(watch.check(at: start + .seconds(103)) == 1)
+        await #expect(throws: Unavailable.self) { try await waiting.value }
+        #expect(!lease.begin())
     }
 
     @Test func aRequestThatHasItsConnectionIsNeverFailed() async throws {
