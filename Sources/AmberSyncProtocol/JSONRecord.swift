@@ -131,25 +131,23 @@ extension JSONReader.Parser {
         }
     }
 
-    /// Reads the members of the object at the index as ``readValue()`` would, but hands the
-    /// member `special` to `body` (which must read or check its value) instead of reading it.
-    ///
-    /// The members come as read, in a ``JSONMembers``: the few members of a protocol object are
-    /// found faster by comparing keys than by hashing them into a dictionary.
+    /// Reads the members of the object at the index as ``readValue()`` would, but hands each
+    /// member whose key is in `special` to `body` (which must read or check its value) instead
+    /// of reading it.
     ///
     /// - Throws: When the value is not an object, with `path`.
     mutating func readObject(
-        at path: [JSONPathComponent], special: String,
-        _ body: (inout Self) throws(JSONWireError) -> Void
-    ) throws(JSONWireError) -> JSONMembers {
+        at path: [JSONPathComponent], special: Set<String>,
+        _ body: (inout Self, String) throws(JSONWireError) -> Void
+    ) throws(JSONWireError) -> [String: JSONValue] {
         skipWhitespace()
         guard bytes[index] == UInt8(ascii: "{") else {
             let found = try readValue()
             throw .field(path: path, problem: "must be a JSON object, not \(found.kindDescription)")
         }
         index += 1
-        var members = JSONMembers()
-        var specialSeen = false
+        var members: [String: JSONValue] = [:]
+        var specialSeen: Set<String> = []
         skipWhitespace()
         if bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -160,11 +158,9 @@ extension JSONReader.Parser {
             let key = try readString()
             skipWhitespace()
             index += 1  // the colon
-            if key == special {
-                if specialSeen { throw Self.duplicate(key, special) }
-                if let other = members.key(equalTo: key) { throw Self.duplicate(key, other) }
-                specialSeen = true
-                try body(&self)
+            if special.contains(key) {
+                if !specialSeen.insert(key).inserted || members[key] != nil { throw Self.duplicate(key, key) }
+                try body(&self, key)
             } else {
                 let value: JSONValue
                 do throws(JSONWireError) {
@@ -172,8 +168,10 @@ extension JSONReader.Parser {
                 } catch {
                     throw error.inside(.key(key))
                 }
-                if let other = members.key(equalTo: key) { throw Self.duplicate(key, other) }
-                members.append(key, value)
+                if members.updateValue(value, forKey: key) != nil || specialSeen.contains(key) {
+                    let other = members.index(forKey: key).map { members[$0].key } ?? key
+                    throw Self.duplicate(key, other)
+                }
             }
             skipWhitespace()
             let separator = bytes[index]

@@ -1,60 +1,17 @@
 // The exact JSON form of the wire types: what client and server send and read. The `Codable`
 // conformances stay for apps and tools; they read numbers through `Double`.
 
-/// The members of one JSON object in the order read, for the few members of a protocol object:
-/// a key is found by comparing it with each (as `String` compares, by canonical equivalence, the
-/// way a dictionary's keys match), which costs less than hashing it.
-struct JSONMembers {
-    private var pairs: [(key: String, value: JSONValue)] = []
-
-    /// The member `key`, if the object has it.
-    subscript(key: String) -> JSONValue? {
-        for pair in pairs where pair.key == key { return pair.value }
-        return nil
-    }
-
-    /// The key read that equals `key`, if any: the same key, or one that differs only in
-    /// Unicode normalization.
-    func key(equalTo key: String) -> String? {
-        for pair in pairs where pair.key == key { return pair.key }
-        return nil
-    }
-
-    mutating func append(_ key: String, _ value: JSONValue) {
-        if pairs.isEmpty { pairs.reserveCapacity(6) }
-        pairs.append((key, value))
-    }
-}
-
 /// The members of one JSON object, read with errors that name the field.
 struct JSONFields {
-    private enum Members {
-        case dictionary([String: JSONValue])
-        case read(JSONMembers)
-    }
-
-    private let members: Members
+    let members: [String: JSONValue]
     let path: [JSONPathComponent]
 
     init(_ json: JSONValue, path: [JSONPathComponent]) throws(JSONWireError) {
         guard case .object(let members) = json else {
             throw .field(path: path, problem: "must be a JSON object")
         }
-        self.members = .dictionary(members)
+        self.members = members
         self.path = path
-    }
-
-    /// The members of an object read member by member (``JSONReader/Parser/readObject(at:special:_:)``).
-    init(_ members: JSONMembers, path: [JSONPathComponent]) {
-        self.members = .read(members)
-        self.path = path
-    }
-
-    private func member(_ key: String) -> JSONValue? {
-        switch members {
-        case .dictionary(let members): members[key]
-        case .read(let members): members[key]
-        }
     }
 
     func error(_ key: String, _ problem: String) -> JSONWireError {
@@ -63,14 +20,14 @@ struct JSONFields {
 
     /// The member, neither absent nor `null`.
     func required(_ key: String) throws(JSONWireError) -> JSONValue {
-        guard let value = member(key) else { throw error(key, "is missing") }
+        guard let value = members[key] else { throw error(key, "is missing") }
         if case .null = value { throw error(key, "must not be null") }
         return value
     }
 
     /// The member, or `nil` when absent or `null`.
     func optional(_ key: String) -> JSONValue? {
-        guard let value = member(key) else { return nil }
+        guard let value = members[key] else { return nil }
         if case .null = value { return nil }
         return value
     }
@@ -205,9 +162,9 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
     /// when that is the protocol's own form (see ``JSONReader/Parser/readCanonicalRecord(at:)``).
     package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
         let (members, mutations) = try JSONReader.objectWithArray(bytes, key: "mutations") {
-            parser throws(JSONWireError) in try Mutation(reading: &parser)
+            parser, path throws(JSONWireError) in try Mutation(reading: &parser, at: path)
         }
-        let fields = JSONFields(members, path: [])
+        let fields = try JSONFields(.object(members), path: [])
         self.init(
             clientID: try fields.string("clientID"), mutations: mutations,
             cursor: try fields.optionalInt64("cursor"), cursorTag: try fields.optionalString("cursorTag"))
@@ -246,17 +203,12 @@ extension Mutation: JSONWireEncodable, JSONWireDecodable {
     }
 
     /// Reads the mutation at the parser's index, its record kept as text in the protocol's form.
-    /// Errors name fields from the mutation: the caller puts the mutation's own path before them.
-    init(reading parser: inout JSONReader.Parser) throws(JSONWireError) {
+    init(reading parser: inout JSONReader.Parser, at path: [JSONPathComponent]) throws(JSONWireError) {
         var record: JSONRecord?
-        let members = try parser.readObject(at: [], special: "value") { parser throws(JSONWireError) in
-            do throws(JSONWireError) {
-                record = try parser.readCanonicalRecord(at: [])
-            } catch {
-                throw error.inside(.key("value"))
-            }
+        let members = try parser.readObject(at: path, special: ["value"]) { parser, _ throws(JSONWireError) in
+            record = try parser.readCanonicalRecord(at: path + [.key("value")])
         }
-        let fields = JSONFields(members, path: [])
+        let fields = try JSONFields(.object(members), path: path)
         self.init(
             mutationID: try fields.int64("mutationID"),
             collection: try fields.string("collection"),
@@ -364,9 +316,9 @@ extension PullResponse: JSONWireEncodable, JSONWireDecodable {
     /// Reads a pull answer without reading its records' trees: each is checked and kept as text.
     package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
         let (members, changes) = try JSONReader.objectWithArray(bytes, key: "changes") {
-            parser throws(JSONWireError) in try RecordChange(reading: &parser)
+            parser, path throws(JSONWireError) in try RecordChange(reading: &parser, at: path)
         }
-        let fields = JSONFields(members, path: [])
+        let fields = try JSONFields(.object(members), path: [])
         self.init(
             changes: changes,
             cursor: try fields.int64("cursor"),
@@ -411,18 +363,13 @@ extension RecordChange: JSONWireEncodable, JSONWireDecodable {
         )
     }
 
-    /// Reads the change at the parser's index, its record kept as text. Errors name fields from
-    /// the change: the caller puts the change's own path before them.
-    init(reading parser: inout JSONReader.Parser) throws(JSONWireError) {
+    /// Reads the change at the parser's index, its record kept as text.
+    init(reading parser: inout JSONReader.Parser, at path: [JSONPathComponent]) throws(JSONWireError) {
         var record: JSONRecord?
-        let members = try parser.readObject(at: [], special: "value") { parser throws(JSONWireError) in
-            do throws(JSONWireError) {
-                record = try parser.readRecord(at: [])
-            } catch {
-                throw error.inside(.key("value"))
-            }
+        let members = try parser.readObject(at: path, special: ["value"]) { parser, _ throws(JSONWireError) in
+            record = try parser.readRecord(at: path + [.key("value")])
         }
-        let fields = JSONFields(members, path: [])
+        let fields = try JSONFields(.object(members), path: path)
         self.init(
             collection: try fields.string("collection"),
             id: try fields.string("id"),
@@ -469,25 +416,20 @@ extension HealthResponse: JSONWireEncodable {
 
 extension JSONReader {
     /// Reads a JSON object whose member `key` is an array read element by element with
-    /// `element`, and whose other members are read as values: an answer or a request whose
-    /// records stay text. The whole text is checked first. An element's errors get the element's
-    /// path before them.
+    /// `element` (given the element's path), and whose other members are read as values: an
+    /// answer or a request whose records stay text. The whole text is checked first.
     static func objectWithArray<Element>(
         _ bytes: some Collection<UInt8>, key: String,
-        _ element: (inout Parser) throws(JSONWireError) -> Element
-    ) throws(JSONWireError) -> (members: JSONMembers, elements: [Element]) {
-        func read(_ bytes: UnsafeRawBufferPointer) throws(JSONWireError) -> (JSONMembers, [Element]) {
+        _ element: (inout Parser, [JSONPathComponent]) throws(JSONWireError) -> Element
+    ) throws(JSONWireError) -> (members: [String: JSONValue], elements: [Element]) {
+        func read(_ bytes: UnsafeRawBufferPointer) throws(JSONWireError) -> ([String: JSONValue], [Element]) {
             try JSONSyntax.validate(bytes)
             var parser = Parser(bytes: bytes)
             var elements: [Element]?
-            let members = try parser.readObject(at: [], special: key) { parser throws(JSONWireError) in
+            let members = try parser.readObject(at: [], special: [key]) { parser, _ throws(JSONWireError) in
                 var read: [Element] = []
                 try parser.readArray(at: [.key(key)]) { parser, index throws(JSONWireError) in
-                    do throws(JSONWireError) {
-                        read.append(try element(&parser))
-                    } catch {
-                        throw error.prefixed([.key(key), .index(index)])
-                    }
+                    read.append(try element(&parser, [.key(key), .index(index)]))
                 }
                 elements = read
             }
