@@ -290,18 +290,31 @@ import Testing
             #expect((0...(1_048_576 + 262_144)).contains(held), "held \(held)")
 
             // The rest, 16 KiB every 0.25 s: longer than the idle timeout in all (4 s at least).
-            let slow = try RawConnection(port: server.port)
-            let start = Date()
-            try await put(from: held, on: slow)
-            try await onOwnThread {
-                for pieceStart in stride(from: held, to: bytes.count, by: 16_384) {
-                    Thread.sleep(forTimeInterval: 0.25)
-                    try slow.sendBlocking(Array(bytes[pieceStart..<min(pieceStart + 16_384, bytes.count)]), timeout: 10)
+            func slowPut(from offset: Int) async throws -> (RawResponse?, TimeInterval) {
+                let slow = try RawConnection(port: server.port)
+                let start = Date()
+                try await put(from: offset, on: slow)
+                try await onOwnThread {
+                    for pieceStart in stride(from: offset, to: bytes.count, by: 16_384) {
+                        Thread.sleep(forTimeInterval: 0.25)
+                        try slow.sendBlocking(
+                            Array(bytes[pieceStart..<min(pieceStart + 16_384, bytes.count)]), timeout: 10)
+                    }
                 }
+                let answer = RawResponse(await slow.receiveUntilClosed(timeout: idleTimeout + 3).data)
+                return (answer, Date().timeIntervalSince(start))
             }
-            let answer = RawResponse(await slow.receiveUntilClosed(timeout: idleTimeout + 3).data)
+            var (answer, took) = try await slowPut(from: held)
+            // The cut request may still be writing the bytes it had read when `HEAD` answered (a
+            // full run saw it once): the server then answers 409 with the bytes it holds now, and
+            // the client goes on from there, as `SyncClient` does.
+            if answer?.status == 409, let now = answer?.headers["amber-upload-offset"].flatMap({ Int($0) }) {
+                print("the stalled upload held \(now) bytes, not \(held), once its request ended")
+                #expect(now > held && now <= 1_048_576 + 262_144, "held \(now)")
+                (answer, took) = try await slowPut(from: now)
+            }
             #expect(answer?.status == 201, "\(String(describing: answer?.status)) \(answer?.body.count ?? 0)")
-            #expect(Date().timeIntervalSince(start) > idleTimeout, "the upload was not slower than the idle timeout")
+            #expect(took > idleTimeout, "the upload was not slower than the idle timeout")
             #expect(try await head().status == 200)
             let kept = try await httpRequest(server.url("/v1/attachments/\(hash)"), token: token)
             #expect(kept.status == 200)
