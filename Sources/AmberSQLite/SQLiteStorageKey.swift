@@ -73,7 +73,7 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
                             if !batch.isEmpty {
                                 try self.write(batch, sequence: current + 1, db)
                                 written = current + 1
-                                context.written = batch.deletions + batch.upserts.map(\.id)
+                                context.written = batch
                             }
                             try context.runAfterRecords()
                             return .commit

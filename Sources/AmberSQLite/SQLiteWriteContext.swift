@@ -13,9 +13,9 @@ package final class SQLiteWriteContext {
     package let database: Database
     /// The key being written.
     package let key: String
-    private var afterRecords: [(Database, _ written: [String]) throws -> Void] = []
-    /// The ids of the records the store wrote or deleted, once written.
-    var written: [String] = []
+    private var afterRecords: [(Database, _ written: StorageBatch) throws -> Void] = []
+    /// The records the store wrote and deleted, once written.
+    var written = StorageBatch()
 
     init(database: Database, key: String) {
         self.database = database
@@ -23,9 +23,9 @@ package final class SQLiteWriteContext {
     }
 
     /// Runs `work` in the same transaction once the store's records are written (also when the
-    /// store writes none), before the transaction commits, with the ids of the records the store
-    /// wrote or deleted. If it throws, nothing is committed.
-    package func afterRecordsWritten(_ work: @escaping (Database, _ written: [String]) throws -> Void) {
+    /// store writes none), before the transaction commits, with the records the store wrote (their
+    /// texts as stored) and deleted. If it throws, nothing is committed.
+    package func afterRecordsWritten(_ work: @escaping (Database, _ written: StorageBatch) throws -> Void) {
         afterRecords.append(work)
     }
 

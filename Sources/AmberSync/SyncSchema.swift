@@ -252,26 +252,18 @@ enum SyncSchema {
     /// text the store now holds for its record shares it (see ``setBase(_:key:id:version:value:)``).
     ///
     /// - Parameter shared: Those of `bases` known to hold the text the store holds for their
-    ///   record: written without it, all in one statement.
+    ///   record: written without it, ``sharedBasesPerStatement`` to a statement.
     static func writeBases(_ db: Database, key: String, _ bases: [ExactText: Base?], shared: Set<ExactText> = [])
         throws
     {
         // `[[id, version], ...]` of the shared ones, for `json_each`.
-        var sharedRows = JSONWriter(capacity: shared.count * 64)
-        sharedRows.raw("[")
-        var first = true
+        var sharedRows = SharedRows(key: key)
         // The ids alone are sorted: moving whole entries would copy their values at every step.
         let ids = Array(bases.keys)
         for id in ByteOrder.sortedIndices(ids.map(\.text)).map({ ids[$0] }) {
             if let base = bases[id] ?? nil {
                 if shared.contains(id) {
-                    if !first { sharedRows.raw(",") }
-                    first = false
-                    sharedRows.raw("[")
-                    sharedRows.write(id.text)
-                    sharedRows.raw(",")
-                    sharedRows.write(base.version)
-                    sharedRows.raw("]")
+                    try sharedRows.append(id, version: base.version, db)
                 } else {
                     try setBase(db, key: key, id: id.text, version: base.version, value: base.value)
                 }
@@ -279,14 +271,42 @@ enum SyncSchema {
                 try deleteBase(db, key: key, id: id.text)
             }
         }
-        sharedRows.raw("]")
-        guard !first else { return }
-        try db.cachedStatement(
-            sql: """
-                INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
-                SELECT ?1, j.value ->> 0, j.value ->> 1, NULL, 1 FROM json_each(?2) j
-                """
-        ).execute(arguments: [key, String(decoding: sharedRows.bytes, as: UTF8.self)])
+        try sharedRows.write(db)
+    }
+
+    /// Most shared bases one statement writes. A statement that may fail part way keeps the
+    /// pages it changes in its journal (in memory) until it ends: a batch of sorted ids changes
+    /// a run of pages at a time, so a statement of them holds only those pages, not the table.
+    static let sharedBasesPerStatement = 1_000
+
+    /// Shared bases, in the order of their ids, written ``sharedBasesPerStatement`` at a time.
+    private struct SharedRows {
+        let key: String
+        var rows = JSONWriter(capacity: 64 * 64)
+        var count = 0
+
+        mutating func append(_ id: ExactText, version: Int64, _ db: Database) throws {
+            rows.raw(count == 0 ? "[[" : ",[")
+            rows.write(id.text)
+            rows.raw(",")
+            rows.write(version)
+            rows.raw("]")
+            count += 1
+            if count == SyncSchema.sharedBasesPerStatement { try write(db) }
+        }
+
+        mutating func write(_ db: Database) throws {
+            guard count > 0 else { return }
+            rows.raw("]")
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO amber_sync_base (key, id, version, value, same)
+                    SELECT ?1, j.value ->> 0, j.value ->> 1, NULL, 1 FROM json_each(?2) j
+                    """
+            ).execute(arguments: [key, String(decoding: rows.bytes, as: UTF8.self)])
+            rows = JSONWriter(capacity: 64 * 64)
+            count = 0
+        }
     }
 
     /// The text the store holds for record `id` of `key`, `nil` when it has none.

@@ -256,16 +256,34 @@ where Value.ID: Sendable & Codable {
                 marks.append((state.id, pending))
             }
             context.afterRecordsWritten { [key, bases, shared] db, written in
-                // After the records: a base whose value is the text now stored shares it. A
-                // record the store wrote in this transaction is compared again.
-                try SyncSchema.writeBases(db, key: key, bases, shared: shared.subtracting(written.map(ExactText.init)))
+                // After the records: a base whose value is the text now stored shares it. That
+                // of a record the store wrote in this transaction is the text it wrote (most of
+                // a pull's, taken as the server sent them): no look-up of the record then.
+                var sharing = shared
+                var writtenIDs: [ExactText] = []
+                writtenIDs.reserveCapacity(written.deletions.count + written.upserts.count)
+                for id in written.deletions {
+                    let recordID = ExactText(id)
+                    sharing.remove(recordID)
+                    writtenIDs.append(recordID)
+                }
+                for record in written.upserts {
+                    let recordID = ExactText(record.id)
+                    writtenIDs.append(recordID)
+                    if let base = bases[recordID] ?? nil, let value = base.value, Self.holds(record.data, value.text) {
+                        sharing.insert(recordID)
+                    } else {
+                        sharing.remove(recordID)
+                    }
+                }
+                try SyncSchema.writeBases(db, key: key, bases, shared: sharing)
                 if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
                 // A record listed twice gets its last mark.
                 var last: [ExactText: Bool] = [:]
                 for mark in marks { last[ExactText(mark.id)] = mark.pending }
                 // A record the store wrote under another id than its state's (an identity held
                 // under a record id of its own) is logged as written, as the triggers would.
-                for id in written where last[ExactText(id)] == nil { last[ExactText(id)] = true }
+                for id in writtenIDs where last[id] == nil { last[id] = true }
                 var cleared: [String] = []
                 let entries = Array(last)
                 for (id, pending) in ByteOrder.sortedIndices(entries.map(\.key.text)).map({ entries[$0] })
@@ -279,6 +297,17 @@ where Value.ID: Sendable & Codable {
                 try SyncSchema.clearPending(db, key: key, ids: cleared)
             }
             return conflicts
+        }
+    }
+
+    /// Whether `data` is the bytes of `text`.
+    private static func holds(_ data: Data, _ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            data.withUnsafeBytes { bytes in
+                bytes.count == utf8.count
+                    && (utf8.isEmpty || memcmp(bytes.baseAddress!, utf8.baseAddress!, utf8.count) == 0)
+            }
         }
     }
 

@@ -279,6 +279,33 @@ extension OutboxTests {
         #expect(pending == [ids[1]])
     }
 
+    /// More shared bases than one statement writes, among bases that are not shared: every one is
+    /// written, with its own version, in statements of ``SyncSchema/sharedBasesPerStatement``.
+    @Test func sharedBasesBeyondOneStatementAreAllWritten() throws {
+        let count = SyncSchema.sharedBasesPerStatement * 2 + 17
+        let ids = (0..<count).map { String(format: "id-%05d", $0) }
+        let rows = try storage.database.write { db in
+            var bases: [ExactText: SyncSchema.Base?] = [:]
+            var shared: Set<ExactText> = []
+            for (index, id) in ids.enumerated() {
+                let text = index % 10 == 0 ? #"{"n":\#(index)}"# : "{}"
+                bases[ExactText(id)] = SyncSchema.Base(version: Int64(index + 1), value: JSONRecord(unchecked: text))
+                if index % 10 != 0 { shared.insert(ExactText(id)) }
+            }
+            try SyncSchema.writeBases(db, key: "notes", bases, shared: shared)
+            return try Row.fetchAll(db, sql: "SELECT id, version, value, same FROM amber_sync_base ORDER BY id")
+        }
+        #expect(rows.count == count)
+        for (index, row) in rows.enumerated() {
+            #expect(row["id"] == ids[index] && row["version"] == Int64(index + 1))
+            if index % 10 == 0 {
+                #expect(row["same"] == 0 && row["value"] == #"{"n":\#(index)}"#)
+            } else {
+                #expect(row["same"] == 1 && (row["value"] as String?) == nil)
+            }
+        }
+    }
+
     /// Bases written together, not known to be shared, are compared with the stored text each
     /// (as `setBase` does): equal text is shared, other text is kept, a deletion's base shares
     /// nothing even where the store has no record; odd texts and ids come back byte for byte.

@@ -79,6 +79,39 @@ import Testing
         #expect(agreed.filter { $0.key != notes[2].id.uuidString }.values.allSatisfy { $0.same && $0.value == nil })
     }
 
+    /// Pulled records are brought in together: one taken as the server sent it shares the stored
+    /// text, and one the store writes otherwise (merged with a local edit, a field this model
+    /// does not know dropped) keeps the server's text in its base.
+    @Test func aPulledRecordWrittenOtherwiseThanSentKeepsTheServersText() async throws {
+        let server = try await TestServer.start(over: .inProcess)
+        defer { Task { await server.stop() } }
+        let device = try Device(server: server, token: try await server.addUser())
+        let edited = note("agreed")
+        try device.notes.add(edited)
+        _ = try await device.client.sync()
+        try device.notes.update(id: edited.id) { $0.with(text: "edited here") }
+        let taken = note("only on the server")
+        // The server's texts: pinned there, with a field this model does not know.
+        func serverText(_ note: Note) -> String {
+            #"{"color":"amber","id":"\#(note.id.uuidString)","pinned":true,"tagIDs":[],"text":"\#(note.text)"}"#
+        }
+        let editedThere = serverText(edited)
+        let takenThere = serverText(taken)
+        let collection = try #require(device.client.collections.withLock { $0["notes"] })
+        _ = try collection.apply([
+            ServerState(id: edited.id.uuidString, version: 100, value: JSONRecord(unchecked: editedThere)),
+            ServerState(id: taken.id.uuidString, version: 101, value: JSONRecord(unchecked: takenThere)),
+        ])
+
+        #expect(device.notes[id: edited.id] == edited.with(text: "edited here").with(pinned: true), "merged")
+        let bases = try bases(device)
+        #expect(try storedText(device, taken.id) == takenThere, "taken as sent")
+        #expect(bases[taken.id.uuidString].map { $0.same && $0.value == nil } == true)
+        #expect(try storedText(device, edited.id)?.contains("color") == false, "written as this model writes it")
+        #expect(bases[edited.id.uuidString].map { !$0.same && $0.value == editedThere } == true)
+        #expect(device.client.pendingCount == 1, "the merged record goes back to the server")
+    }
+
     /// A record deleted on another phone and brought back here under the same id (an undone
     /// deletion) goes back to the server: the base of a deletion shares nothing.
     @Test(arguments: Backend.allCases)
