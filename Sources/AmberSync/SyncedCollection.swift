@@ -270,7 +270,9 @@ where Value.ID: Sendable & Codable {
                 for record in written.upserts {
                     let recordID = ExactText(record.id)
                     writtenIDs.append(recordID)
-                    if let base = bases[recordID] ?? nil, let value = base.value, Self.holds(record.data, value.text) {
+                    if let base = bases[recordID] ?? nil, let value = base.value,
+                        record.data.withUnsafeBytes({ value.text.hasSameUTF8(asBytes: $0) })
+                    {
                         sharing.insert(recordID)
                     } else {
                         sharing.remove(recordID)
@@ -297,17 +299,6 @@ where Value.ID: Sendable & Codable {
                 try SyncSchema.clearPending(db, key: key, ids: cleared)
             }
             return conflicts
-        }
-    }
-
-    /// Whether `data` is the bytes of `text`.
-    private static func holds(_ data: Data, _ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { utf8 in
-            data.withUnsafeBytes { bytes in
-                bytes.count == utf8.count
-                    && (utf8.isEmpty || memcmp(bytes.baseAddress!, utf8.baseAddress!, utf8.count) == 0)
-            }
         }
     }
 

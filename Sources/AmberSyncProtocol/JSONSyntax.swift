@@ -332,6 +332,13 @@ extension String {
         utf8.count == other.utf8.count && compareUTF8(with: other) == 0
     }
 
+    /// Whether `bytes` are the string's UTF-8 bytes (a record's text as a store wrote it, say).
+    package func hasSameUTF8(asBytes bytes: UnsafeRawBufferPointer) -> Bool {
+        guard utf8.count == bytes.count else { return false }
+        var text = self
+        return text.withUTF8 { Self.compare(UnsafeRawBufferPointer($0), bytes) == 0 }
+    }
+
     /// Whether the string's UTF-8 bytes sort before `other`'s: SQLite's order of text, and the
     /// order of keys in written JSON. Not `String`'s `<`, which takes canonically equivalent text
     /// as equal.

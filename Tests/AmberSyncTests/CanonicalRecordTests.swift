@@ -164,4 +164,18 @@ import Testing
         #expect(Array(text.utf8).withUnsafeBytes { JSONSyntax.isCanonical($0) }, "\(text)")
         #expect(Array(text.utf8) == Array(try CanonicalRecordTests.canonical(text).utf8))
     }
+
+    /// A text is the bytes a store wrote only when they are its very UTF-8 bytes: not the other
+    /// Unicode normalization of it, not a prefix, not a longer run.
+    @Test func aTextHasTheSameUTF8AsBytesOnlyWhenTheyAreItsOwn() {
+        let (composed, decomposed) = (#"{"t":"caf\#u{e9}"}"#, #"{"t":"cafe\#u{301}"}"#)
+        func same(_ text: String, _ bytes: [UInt8]) -> Bool {
+            bytes.withUnsafeBytes { text.hasSameUTF8(asBytes: $0) }
+        }
+        #expect(same(composed, Array(composed.utf8)))
+        #expect(!same(composed, Array(decomposed.utf8)) && !same(decomposed, Array(composed.utf8)))
+        #expect(!same(composed, Array(composed.utf8.dropLast())))
+        #expect(!same(composed, Array(composed.utf8) + [0x20]))
+        #expect(same("", []) && !same("", [0x20]) && !same(" ", []))
+    }
 }

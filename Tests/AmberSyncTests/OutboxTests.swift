@@ -1,4 +1,5 @@
 import Amber
+import AmberLock
 import AmberSQLite
 import AmberSyncProtocol
 import AmberTestSupport
@@ -280,11 +281,19 @@ extension OutboxTests {
     }
 
     /// More shared bases than one statement writes, among bases that are not shared: every one is
-    /// written, with its own version, in statements of ``SyncSchema/sharedBasesPerStatement``.
+    /// written, with its own version, in statements of ``SyncSchema/sharedBasesPerStatement``
+    /// (one statement for them all kept every page it changed in its journal).
     @Test func sharedBasesBeyondOneStatementAreAllWritten() throws {
         let count = SyncSchema.sharedBasesPerStatement * 2 + 17
         let ids = (0..<count).map { String(format: "id-%05d", $0) }
+        let statements = LockedValue(0)
         let rows = try storage.database.write { db in
+            db.trace { event in
+                if case .statement(let statement) = event, statement.sql.contains("json_each(?2)") {
+                    statements.withLock { $0 += 1 }
+                }
+            }
+            defer { db.trace(options: .statement, nil) }
             var bases: [ExactText: SyncSchema.Base?] = [:]
             var shared: Set<ExactText> = []
             for (index, id) in ids.enumerated() {
@@ -296,6 +305,8 @@ extension OutboxTests {
             return try Row.fetchAll(db, sql: "SELECT id, version, value, same FROM amber_sync_base ORDER BY id")
         }
         #expect(rows.count == count)
+        // 1,815 shared bases: two statements.
+        #expect(statements.withLock { $0 } == 2)
         for (index, row) in rows.enumerated() {
             #expect(row["id"] == ids[index] && row["version"] == Int64(index + 1))
             if index % 10 == 0 {
