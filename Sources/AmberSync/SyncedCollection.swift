@@ -113,6 +113,9 @@ where Value.ID: Sendable & Codable {
     /// is decoded on every core.
     static var decodedOnOneThread: Int { 512 }
 
+    /// Records decoded one after another by one thread when a batch is decoded on every core.
+    static var decodedInOneRun: Int { 64 }
+
     /// The values of the pulled records among `states` (not those answering a mutation of
     /// this client), decoded before the transaction that applies them: decoding is the largest
     /// part of applying a page, and a large batch is decoded on every core while the store's
@@ -121,13 +124,18 @@ where Value.ID: Sendable & Codable {
     private func decodeAhead(_ states: [ServerState]) -> [Value??] {
         var decoded = [Value??](repeating: nil, count: states.count)
         let wanted = states.indices.filter { states[$0].applied == nil && states[$0].value != nil }
-        let threads = min(ProcessInfo.processInfo.activeProcessorCount, 8)
-        guard wanted.count > Self.decodedOnOneThread, threads > 1 else { return decoded }
+        guard wanted.count > Self.decodedOnOneThread, ProcessInfo.processInfo.activeProcessorCount > 1 else {
+            return decoded
+        }
+        // In runs of a few dozen records, taken by whichever thread is free: a core busy with
+        // something else (the next page arriving) then holds up no more than one run, where
+        // an equal share each left this thread waiting for the slower one.
+        let runs = (wanted.count + Self.decodedInOneRun - 1) / Self.decodedInOneRun
         decoded.withUnsafeMutableBufferPointer { buffer in
             // Each index is written by one thread only.
             nonisolated(unsafe) let buffer = buffer
-            DispatchQueue.concurrentPerform(iterations: threads) { part in
-                for index in stride(from: part, to: wanted.count, by: threads) {
+            DispatchQueue.concurrentPerform(iterations: runs) { run in
+                for index in run * Self.decodedInOneRun..<min((run + 1) * Self.decodedInOneRun, wanted.count) {
                     let state = wanted[index]
                     buffer[state] = .some(states[state].value.flatMap(decode))
                 }
@@ -287,9 +295,10 @@ where Value.ID: Sendable & Codable {
                 // under a record id of its own) is logged as written, as the triggers would.
                 for id in writtenIDs where last[id] == nil { last[id] = true }
                 var cleared: [String] = []
-                let entries = Array(last)
-                for (id, pending) in ByteOrder.sortedIndices(entries.map(\.key.text)).map({ entries[$0] })
-                where pending || hadPending {
+                // Only the marks that change something: with nothing pending before (a first
+                // sync), the records left pending.
+                let entries = Array(hadPending ? last : last.filter(\.value))
+                for (id, pending) in ByteOrder.sortedIndices(entries.map(\.key.text)).map({ entries[$0] }) {
                     if pending {
                         try SyncSchema.setPending(db, key: key, id: id.text, true)
                     } else {

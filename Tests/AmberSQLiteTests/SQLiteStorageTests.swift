@@ -73,6 +73,32 @@ import Testing
         #expect(reopened.all == [Entry(id: "a", index: 2, payload: "q"), Entry(id: "b", index: 1, payload: "new")])
     }
 
+    /// A value whose type is not `Equatable` has its handed-in text written too (the text is that
+    /// of its identity's newest write); a value removed after it in the transaction leaves no record.
+    @Test func aTextHandedInWithAValueThatIsNotEquatableIsItsRecord() throws {
+        struct Note: Identifiable, Codable, Sendable {
+            let id: String
+            let body: String
+        }
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Note>(key: "notes", storage: SQLiteStorage(path: path))
+        func stored(_ id: String) throws -> String? {
+            try DatabaseQueue(path: path).read { db in
+                try String.fetchOne(
+                    db, sql: "SELECT value FROM amber_records WHERE key = 'notes' AND id = ?", arguments: [id])
+            }
+        }
+        let text = #"{"body":"kept as sent","id":"a","server":1}"#
+        try store.transaction { transaction in
+            transaction.add(Note(id: "a", body: "kept as sent"), encodedAs: text)
+            transaction.add(Note(id: "b", body: "gone"), encodedAs: #"{"id":"b","body":"gone"}"#)
+            transaction.remove(id: "b")
+        }
+        #expect(try stored("a") == text)
+        #expect(try stored("b") == nil)
+        #expect(store.all.map(\.id) == ["a"])
+    }
+
     @Test func aWriteTouchesOnlyTheChangedRecords() throws {
         let path = temporaryDatabasePath()
         let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))

@@ -16,8 +16,10 @@ public struct StoreTransaction<Value: Identifiable> {
     @usableFromInline let base: OrderedDictionary<Value.ID, Value>
     /// The newest write per identity, in the order identities were first written; `nil` removes.
     @usableFromInline private(set) var writes: OrderedDictionary<Value.ID, Value?> = [:]
-    /// Record texts handed in with values by ``add(_:encodedAs:)``, by identity.
-    @usableFromInline private(set) var encodings: [Value.ID: (value: Value, text: String)] = [:]
+    /// Record texts handed in with values by ``add(_:encodedAs:)``, by identity. An identity has
+    /// one only while its newest write is the value handed in with it: ``add(_:)`` and
+    /// ``remove(id:)`` drop it.
+    @usableFromInline private(set) var encodings: [Value.ID: String] = [:]
 
     @inlinable
     init(base: OrderedDictionary<Value.ID, Value>) {
@@ -34,12 +36,11 @@ public struct StoreTransaction<Value: Identifiable> {
     /// Inserts `value`, or replaces the value of its identity, with `text`: a JSON encoding of
     /// `value` that decodes back to it (the server's text sync decoded it from). The store writes
     /// `text` as the value's record instead of encoding it again, as long as the transaction
-    /// writes nothing else to that identity and the value it commits is equal to `value`; a store
-    /// whose values are not `Equatable` encodes as usual.
+    /// writes nothing else to that identity afterwards.
     @inlinable
     package mutating func add(_ value: Value, encodedAs text: String) {
         writes[value.id] = .some(value)
-        encodings[value.id] = (value, text)
+        encodings[value.id] = text
     }
 
     /// Removes the value of an identity.
@@ -66,16 +67,15 @@ extension StoreTransaction where Value: Sendable {
     @inlinable
     func resolved(isEqual: ((Value, Value) -> Bool)?) -> ResolvedWrites<Value> {
         var resolved = ResolvedWrites<Value>()
+        // Each text handed in is that of its identity's newest write: the value inserted or
+        // updated, when the commit writes it at all.
+        resolved.encodings = encodings
         for (id, write) in writes {
             switch (base[id], write) {
             case (nil, let new?):
                 resolved.inserted.append(new)
-                keepEncoding(of: new, in: &resolved, isEqual: isEqual)
             case (let old?, let new?):
-                if isEqual?(old, new) != true {
-                    resolved.updated.append(.init(old: old, new: new))
-                    keepEncoding(of: new, in: &resolved, isEqual: isEqual)
-                }
+                if isEqual?(old, new) != true { resolved.updated.append(.init(old: old, new: new)) }
             case (let old?, nil):
                 resolved.removed.append(old)
             case (nil, nil):
@@ -83,15 +83,6 @@ extension StoreTransaction where Value: Sendable {
             }
         }
         return resolved
-    }
-
-    /// Hands on the text given with `value`'s identity, when `value` is still what it encodes.
-    @inlinable
-    func keepEncoding(of value: Value, in resolved: inout ResolvedWrites<Value>, isEqual: ((Value, Value) -> Bool)?) {
-        // Most transactions hand in no text: no look-up then.
-        guard !encodings.isEmpty, let isEqual, let encoding = encodings[value.id], isEqual(encoding.value, value)
-        else { return }
-        resolved.encodings[value.id] = encoding.text
     }
 }
 
@@ -104,7 +95,8 @@ struct ResolvedWrites<Value: Identifiable & Sendable> {
     /// Stored records to delete that hold no value of the store (recovered undecodable records).
     @usableFromInline var recordDeletions: [String] = []
     /// Texts to write as the records of inserted or updated values, in place of encoding them
-    /// (see ``StoreTransaction/add(_:encodedAs:)``).
+    /// (see ``StoreTransaction/add(_:encodedAs:)``); one of an identity the commit does not write
+    /// (an update to an equal value) goes unused.
     @usableFromInline var encodings: [Value.ID: String] = [:]
 
     @inlinable init() {}
