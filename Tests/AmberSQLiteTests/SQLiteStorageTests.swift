@@ -44,12 +44,7 @@ import Testing
     @Test func aTextHandedInWithAValueIsItsRecordWhileTheValueStaysTheSame() throws {
         let path = temporaryDatabasePath()
         let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
-        func stored(_ id: String) throws -> String? {
-            try DatabaseQueue(path: path).read { db in
-                try String.fetchOne(
-                    db, sql: "SELECT value FROM amber_records WHERE key = 'entries' AND id = ?", arguments: [id])
-            }
-        }
+        func stored(_ id: String) throws -> String? { try Self.storedText(of: id, key: "entries", at: path) }
         // Keys in another order than the encoder's, and one the model does not know.
         let text = #"{"payload":"p","server":"kept","index":1,"id":"a"}"#
         let entry = Entry(id: "a", index: 1, payload: "p")
@@ -82,12 +77,7 @@ import Testing
         }
         let path = temporaryDatabasePath()
         let store = try IdentityStore<Note>(key: "notes", storage: SQLiteStorage(path: path))
-        func stored(_ id: String) throws -> String? {
-            try DatabaseQueue(path: path).read { db in
-                try String.fetchOne(
-                    db, sql: "SELECT value FROM amber_records WHERE key = 'notes' AND id = ?", arguments: [id])
-            }
-        }
+        func stored(_ id: String) throws -> String? { try Self.storedText(of: id, key: "notes", at: path) }
         let text = #"{"body":"kept as sent","id":"a","server":1}"#
         try store.transaction { transaction in
             transaction.add(Note(id: "a", body: "kept as sent"), encodedAs: text)
@@ -97,6 +87,14 @@ import Testing
         #expect(try stored("a") == text)
         #expect(try stored("b") == nil)
         #expect(store.all.map(\.id) == ["a"])
+    }
+
+    /// The text of record `id` of `key` in the file at `path`, read with GRDB.
+    private static func storedText(of id: String, key: String, at path: String) throws -> String? {
+        try DatabaseQueue(path: path).read { db in
+            try String.fetchOne(
+                db, sql: "SELECT value FROM amber_records WHERE key = ? AND id = ?", arguments: [key, id])
+        }
     }
 
     @Test func aWriteTouchesOnlyTheChangedRecords() throws {
