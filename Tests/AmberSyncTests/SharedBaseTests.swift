@@ -112,6 +112,56 @@ import Testing
         #expect(device.client.pendingCount == 1, "the merged record goes back to the server")
     }
 
+    /// A model that is not `Equatable` (synced with a `resolve` closure) takes a pulled record as
+    /// the server sent it too: the store holds the server's text, a field the model does not know
+    /// included, and the base shares it; a local edit then goes back as that field alone, so the
+    /// field the model does not know stays on the server.
+    @Test func aModelThatIsNotEquatableKeepsThePulledTextAndItsBaseSharesIt() async throws {
+        struct Memo: Identifiable, Codable, Sendable {
+            let id: String
+            let text: String
+        }
+        struct ColoredMemo: Identifiable, Codable, Sendable, Equatable {
+            let id: String
+            let text: String
+            let color: String
+        }
+        let server = try await TestServer.start(over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        func client(at path: String) throws -> (SQLiteStorage, SyncClient) {
+            let storage = try SQLiteStorage(path: path)
+            let client = try SyncClient(storage: storage, transport: server.transport, tokenProvider: { token })
+            return (storage, client)
+        }
+        // A newer version of the app writes memos with a color.
+        let newerPath = temporaryDirectory().appendingPathComponent("newer.sqlite").path
+        let (newerStorage, newer) = try client(at: newerPath)
+        let colored = try IdentityStore<ColoredMemo>(key: "memos", storage: newerStorage)
+        try newer.add(colored) { _, _, theirs in theirs }
+        try colored.add(ColoredMemo(id: "m", text: "first", color: "amber"))
+        _ = try await newer.sync()
+        let serverText = try #require(
+            try newerStorage.syncWrite { try SyncSchema.storedText($0, key: "memos", id: "m") })
+
+        let olderPath = temporaryDirectory().appendingPathComponent("older.sqlite").path
+        let (olderStorage, older) = try client(at: olderPath)
+        let memos = try IdentityStore<Memo>(key: "memos", storage: olderStorage)
+        try older.add(memos) { _, mine, _ in mine }
+        #expect(try await older.sync().pulled == 1)
+        #expect(try olderStorage.syncWrite { try SyncSchema.storedText($0, key: "memos", id: "m") } == serverText)
+        let base = try olderStorage.syncWrite { db in
+            try Row.fetchOne(db, sql: "SELECT same, value FROM amber_sync_base WHERE key = 'memos' AND id = 'm'")
+        }
+        #expect(base?["same"] == true && base?["value"] as String? == nil, "the base shares the stored text")
+        #expect(older.pendingCount == 0)
+
+        try memos.add(Memo(id: "m", text: "edited by the older app"))
+        #expect(try await older.sync().pushed == 1)
+        _ = try await newer.sync()
+        #expect(colored[id: "m"] == ColoredMemo(id: "m", text: "edited by the older app", color: "amber"))
+    }
+
     /// A record deleted on another phone and brought back here under the same id (an undone
     /// deletion) goes back to the server: the base of a deletion shares nothing.
     @Test(arguments: Backend.allCases)
