@@ -23,11 +23,50 @@ enum PushThroughput {
         backend: Backend, figure: String, name: String, users: Int, clientsPerUser: Int, pushesPerClient: Int,
         postgresTarget: Double
     ) async throws {
+        let ours = try await pushLoad(
+            backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
+            storingPushes: true)
+        let unstored = try await pushLoad(
+            backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
+            storingPushes: false)
+        let total = users * clientsPerUser * pushesPerClient
+        let clients = users * clientsPerUser
+
+        let baseline = try await RawWrites.run(
+            backend: backend, location: try await backend.newDatabase(), users: users, clients: clients,
+            writesPerClient: pushesPerClient)
+        report(
+            "sync \(backend.kind.rawValue) push: \(name): \(format(ours)) s, \(Int(Double(total) / ours)) pushes/s; "
+                + "baseline \(total) raw single-statement transactions from \(clients) writers: \(format(baseline)) s, "
+                + "\(Int(Double(total) / baseline)) writes/s; ratio \(format(ours / baseline)) (target ≤ \(format(postgresTarget, 0)) on PostgreSQL)"
+        )
+        try benchmarkRun.record(
+            figure, backend: backend,
+            description: "\(name) over HTTP, against as many raw single-statement transactions from \(clients) writers",
+            ours: ours, baseline: baseline, unit: "s", targetRatio: backend.kind == .postgres ? postgresTarget : nil,
+            details: [
+                "pushes": Double(total), "pushes_per_s": Double(total) / ours, "writes_per_s": Double(total) / baseline,
+            ])
+        report(
+            "sync \(backend.kind.rawValue) push: \(name), answered without storing: \(format(unstored)) s; "
+                + "ratio to the baseline \(format(unstored / baseline))")
+        try benchmarkRun.record(
+            figure + "-unstored", backend: backend,
+            description:
+                "the same pushes to a server that answers them without its database (`UnstoredPushes`: HTTP, tokens and JSON only), against the same raw transactions",
+            ours: unstored, baseline: baseline, unit: "s", targetRatio: nil,
+            details: ["pushes": Double(total), "pushes_per_s": Double(total) / unstored])
+    }
+
+    /// Runs the figure's pushes against a new server and returns their time; with `storingPushes`
+    /// false, against one that answers without storing (``UnstoredPushes``).
+    static func pushLoad(
+        backend: Backend, users: Int, clientsPerUser: Int, pushesPerClient: Int, storingPushes: Bool
+    ) async throws -> Double {
         let location = try await backend.newDatabase()
         let tokens = try await Backend.addUsers((0..<users).map { "user-\($0)" }, at: location)
-        let server = try await ServerProcess.start(database: location)
+        let server = try await ServerProcess.start(database: location, storingPushes: storingPushes)
         defer { server.stop() }
-        let total = users * clientsPerUser * pushesPerClient
         let clients = users * clientsPerUser
         let url = server.url
         let tokenList = tokens
@@ -47,23 +86,7 @@ enum PushThroughput {
                 guard results.first?.status == "applied" else { throw BenchmarkError("push \(id) was not applied") }
             }
         }
-        let ours = seconds(since: start)
-
-        let baseline = try await RawWrites.run(
-            backend: backend, location: try await backend.newDatabase(), users: users, clients: clients,
-            writesPerClient: pushesPerClient)
-        report(
-            "sync \(backend.kind.rawValue) push: \(name): \(format(ours)) s, \(Int(Double(total) / ours)) pushes/s; "
-                + "baseline \(total) raw single-statement transactions from \(clients) writers: \(format(baseline)) s, "
-                + "\(Int(Double(total) / baseline)) writes/s; ratio \(format(ours / baseline)) (target ≤ \(format(postgresTarget, 0)) on PostgreSQL)"
-        )
-        try benchmarkRun.record(
-            figure, backend: backend,
-            description: "\(name) over HTTP, against as many raw single-statement transactions from \(clients) writers",
-            ours: ours, baseline: baseline, unit: "s", targetRatio: backend.kind == .postgres ? postgresTarget : nil,
-            details: [
-                "pushes": Double(total), "pushes_per_s": Double(total) / ours, "writes_per_s": Double(total) / baseline,
-            ])
+        return seconds(since: start)
     }
 }
 

@@ -1,4 +1,5 @@
 import AmberSyncPostgres
+import AmberSyncProtocol
 import AmberSyncServer
 import Foundation
 import GRDB
@@ -124,11 +125,13 @@ enum ServeMode {
     static func run(_ arguments: [String]) async {
         var database: String?
         var port = 0
+        var storesPushes = true
         var arguments = arguments[...]
         while let argument = arguments.popFirst() {
             switch argument {
             case "--database": database = arguments.popFirst()
             case "--port": port = arguments.popFirst().flatMap(Int.init) ?? 0
+            case "--unstored-pushes": storesPushes = false
             default:
                 report("sync serve: unknown argument \(argument)", toStandardError: true)
                 exit(2)
@@ -144,8 +147,9 @@ enum ServeMode {
             // The fan-out figure holds 1,000 pulls of one user: more than a server allows one user by default.
             var limits = SyncServerLimits()
             limits.maximumWaitingPullsPerUser = 2_000
+            let opened = try await Backend.open(database)
             let server = SyncServer(
-                database: try await Backend.open(database), port: port, logger: logger, limits: limits)
+                database: storesPushes ? opened : UnstoredPushes(opened), port: port, logger: logger, limits: limits)
             try await server.run { port in report("listening on http://127.0.0.1:\(port)") }
         } catch {
             report("sync serve: \(error)", toStandardError: true)
@@ -168,11 +172,13 @@ final class ServerProcess: @unchecked Sendable {
         self.port = port
     }
 
-    /// Starts a server on `database` and returns once it listens.
-    static func start(database: String, port: Int = 0) async throws -> ServerProcess {
+    /// Starts a server on `database` and returns once it listens; with `storingPushes` false, one
+    /// that answers pushes without storing them (``UnstoredPushes``).
+    static func start(database: String, port: Int = 0, storingPushes: Bool = true) async throws -> ServerProcess {
         let process = Process()
         process.executableURL = ownExecutable
-        process.arguments = ["serve", "--database", database, "--port", String(port)]
+        process.arguments =
+            ["serve", "--database", database, "--port", String(port)] + (storingPushes ? [] : ["--unstored-pushes"])
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -243,4 +249,69 @@ final class ServerProcess: @unchecked Sendable {
 /// Adds `name` to the database at `location` and returns its token.
 func addUser(_ name: String, to database: any SyncDatabase) async throws -> String {
     try await database.addUser(named: name)
+}
+
+/// A database that answers every push as applied, at the next version of a counter of its own,
+/// without reading, checking or storing anything: what the server's HTTP, authentication and
+/// JSON cost without a database, for the push figures' floor. Everything else goes to `database`.
+struct UnstoredPushes: SyncDatabase {
+    let database: any SyncDatabase
+    private let versions = Counter()
+
+    init(_ database: any SyncDatabase) {
+        self.database = database
+    }
+
+    var changeNotifier: ChangeNotifier { database.changeNotifier }
+    func migrate() async throws { try await database.migrate() }
+    func addUser(named name: String) async throws -> String { try await database.addUser(named: name) }
+    func addToken(forUserNamed name: String) async throws -> String {
+        try await database.addToken(forUserNamed: name)
+    }
+    func revokeToken(_ token: String) async throws -> Bool { try await database.revokeToken(token) }
+    func user(forToken token: String) async throws -> SyncUser? { try await database.user(forToken: token) }
+    func user(forSubject subject: String, issuer: String) async throws -> SyncUser {
+        try await database.user(forSubject: subject, issuer: issuer)
+    }
+    func rememberedUser(forToken token: String) -> SyncUser? { database.rememberedUser(forToken: token) }
+
+    func push(_ mutations: [Mutation], clientID: String, for user: SyncUser) async throws -> [MutationResult] {
+        let last = versions.add(Int64(mutations.count))
+        return mutations.enumerated().map { index, mutation in
+            MutationResult(
+                mutationID: mutation.mutationID, status: .applied, version: last - Int64(mutations.count - 1 - index))
+        }
+    }
+
+    func push(_ mutations: [Mutation], clientID: String, for user: SyncUser, checkingToken token: String) async throws
+        -> [MutationResult]
+    {
+        try await push(mutations, clientID: clientID, for: user)
+    }
+
+    func pull(for user: SyncUser, after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> PullResponse {
+        try await database.pull(for: user, after: cursor, limit: limit, maximumBytes: maximumBytes)
+    }
+    func databaseID() async throws -> String { try await database.databaseID() }
+    func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
+        try await database.historyTag(for: user, at: version)
+    }
+    func prune(deletionsOlderThan date: Date) async throws -> Int {
+        try await database.prune(deletionsOlderThan: date)
+    }
+}
+
+/// A number raised under a lock.
+private final class Counter: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Int64 = 0
+
+    /// Adds `count` and returns the new value.
+    func add(_ count: Int64) -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        value += count
+        return value
+    }
 }
