@@ -116,7 +116,7 @@ final class ExternalCommitWatcher: Sendable {
 
     /// A number that changes whenever another connection commits to the file.
     fileprivate static func dataVersion(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+        try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
     }
 
     /// Each user's last version.
@@ -235,7 +235,9 @@ private final class WatchLoop: @unchecked Sendable {
         lastCheck = clock.now
         notBefore = max(notBefore, lastCheck + .milliseconds(1))
         do {
-            let newDataVersion = try connection.read { db in try ExternalCommitWatcher.dataVersion(db) }
+            // One statement, outside a transaction: it reads the file's state as it runs, and a
+            // check comes every millisecond or two while this process itself writes.
+            let newDataVersion = try connection.inDatabase { db in try ExternalCommitWatcher.dataVersion(db) }
             guard newDataVersion != dataVersion else { return }
             let newUserVersions = try connection.read { db in try ExternalCommitWatcher.userVersions(db) }
             for (userID, version) in newUserVersions where version > userVersions[userID, default: 0] {
