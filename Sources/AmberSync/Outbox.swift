@@ -225,7 +225,9 @@ struct Outbox: Sendable {
         // look finds the ones after them: a real change behind many unchanged ones is pushed too.
         var looked = batchSize
         while planned.isEmpty, looked == batchSize {
-            let rows = try Row.fetchAll(
+            // Each row's columns taken as it is stepped, not copied into a `Row` first.
+            var rows: [(key: String, id: String, localText: String?, baseVersion: Int64?, baseText: String?)] = []
+            let cursor = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT p.key, p.id, r.value, b.version, \(SyncSchema.baseValue) FROM \(SQLiteChangeLog.table) p
@@ -236,15 +238,13 @@ struct Outbox: Sendable {
                     ORDER BY p.key, p.id LIMIT \(batchSize)
                     """,
                 arguments: arguments)
+            while let row = try cursor.next() {
+                rows.append((row[0], row[1], row[2], row[3], row[4]))
+            }
             looked = rows.count
-            for row in rows {
+            for (key, id, localText, baseVersion, baseText) in rows {
                 // Full: the records left stay pending, for the next batch.
                 guard bytes < batchBytes else { break }
-                let key: String = row[0]
-                let id: String = row[1]
-                let localText: String? = row[2]
-                let baseVersion: Int64? = row[3]
-                let baseText: String? = row[4]
                 // The store's own text, sent as it is; read only to compare it with a base.
                 let local = localText.map(JSONRecord.init(unchecked:))
                 let base = baseVersion.map { version in
