@@ -209,6 +209,14 @@ package enum JSONReader {
 
         /// `bytes` as a string, refused unless they are UTF-8.
         private static func text(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(JSONWireError) -> String {
+            guard let text = utf8Text(bytes) else {
+                throw .syntax("has a string that is not valid UTF-8", offset: offset)
+            }
+            return text
+        }
+
+        /// `bytes` as a string, or `nil` unless they are UTF-8.
+        static func utf8Text(_ bytes: UnsafeRawBufferPointer) -> String? {
             var text = String(decoding: bytes, as: UTF8.self)
             // Decoding replaces ill-formed sequences, so any change means they were not UTF-8.
             // Compared with `memcmp`: `elementsEqual` is a generic call per byte in unoptimized builds.
@@ -216,10 +224,7 @@ package enum JSONReader {
                 decoded.count == bytes.count
                     && (bytes.isEmpty || memcmp(decoded.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
             }
-            guard unchanged else {
-                throw .syntax("has a string that is not valid UTF-8", offset: offset)
-            }
-            return text
+            return unchanged ? text : nil
         }
 
         /// An integer that fits `Int64` (but not `-0`) as ``JSONValue/integer(_:)``, any other

@@ -238,9 +238,18 @@ extension JSONReader.Parser {
     /// is already the protocol's own form (``JSONSyntax/isCanonical(_:)``), and written in that
     /// form otherwise: what a client sends is its stored text, which is, so the server reads no
     /// tree of it and writes nothing again.
+    ///
+    /// A record in that form whose keys are ASCII and whose text is UTF-8 is taken in one pass
+    /// over its bytes: its keys, sorted and distinct, need no set to find one twice.
     mutating func readCanonicalRecord(at path: [JSONPathComponent]) throws(JSONWireError) -> JSONRecord? {
         skipWhitespace()
         let start = index
+        if let end = JSONSyntax.canonicalObjectEnd(bytes, from: start),
+            let text = Self.utf8Text(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        {
+            index = end
+            return JSONRecord(unchecked: text)
+        }
         guard let record = try readRecord(at: path) else { return nil }
         if JSONSyntax.isCanonical(UnsafeRawBufferPointer(rebasing: bytes[start..<index])) { return record }
         return JSONRecord(record.object)

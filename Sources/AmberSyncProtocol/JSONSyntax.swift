@@ -227,14 +227,36 @@ extension JSONSyntax {
     ///
     /// - Parameter bytes: Text that ``validate(_:)`` accepted.
     package static func isCanonical(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        canonicalEnd(bytes, from: 0, asciiKeys: false) == bytes.count
+    }
+
+    /// The index just past the object that starts at `start`, when it is in ``JSONWriter``'s form
+    /// (as ``isCanonical(_:)`` tells) and each of its keys, at any depth, is ASCII; `nil`
+    /// otherwise.
+    ///
+    /// Keys in strictly increasing byte order are distinct; ASCII ones are then not two
+    /// normalizations of one text either, so such an object needs no other check of its keys.
+    ///
+    /// - Parameters:
+    ///   - bytes: Text that ``validate(_:)`` accepted.
+    ///   - start: The index of the object's `{`.
+    package static func canonicalObjectEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "{") else { return nil }
+        return canonicalEnd(bytes, from: start, asciiKeys: true)
+    }
+
+    /// The index just past the canonical value at `start`: its closing bracket, or the end of
+    /// `bytes` for a value that is not an array or an object; `nil` when it is not canonical, or
+    /// when `asciiKeys` and a key is not ASCII.
+    private static func canonicalEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, asciiKeys: Bool) -> Int? {
         // For each open container: whether it is an object, and the bytes of its last key.
         var open: [(object: Bool, lastKey: Range<Int>?)] = []
         var expectingKey = false
-        var index = 0
+        var index = start
         while index < bytes.count {
             switch bytes[index] {
             case UInt8(ascii: " "), 0x09, 0x0A, 0x0D:
-                return false
+                return nil
             case UInt8(ascii: "{"):
                 open.append((true, nil))
                 expectingKey = true
@@ -244,18 +266,20 @@ extension JSONSyntax {
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 open.removeLast()
                 expectingKey = false
+                if open.isEmpty { return index + 1 }
             case UInt8(ascii: ","):
                 expectingKey = open.last?.object ?? false
             case UInt8(ascii: ":"):
                 expectingKey = false
             case UInt8(ascii: "\""):
-                let start = index + 1
-                guard let (end, escaped) = canonicalStringEnd(bytes, from: start) else { return false }
+                let keyStart = index + 1
+                guard let (end, escaped) = canonicalStringEnd(bytes, from: keyStart) else { return nil }
                 if expectingKey {
-                    guard !escaped, !open.isEmpty else { return false }
-                    let key = start..<end
+                    guard !escaped, !open.isEmpty else { return nil }
+                    let key = keyStart..<end
+                    if asciiKeys, !isASCII(bytes, key) { return nil }
                     if let last = open[open.count - 1].lastKey {
-                        guard compare(bytes, last, key) < 0 else { return false }
+                        guard compare(bytes, last, key) < 0 else { return nil }
                     }
                     open[open.count - 1].lastKey = key
                     expectingKey = false
@@ -266,6 +290,11 @@ extension JSONSyntax {
             }
             index += 1
         }
+        return open.isEmpty ? index : nil
+    }
+
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+        for index in range where bytes[index] >= 0x80 { return false }
         return true
     }
 

@@ -204,6 +204,12 @@ extension Mutation: JSONWireEncodable, JSONWireDecodable {
 
     /// Reads the mutation at the parser's index, its record kept as text in the protocol's form.
     init(reading parser: inout JSONReader.Parser, at path: [JSONPathComponent]) throws(JSONWireError) {
+        let start = parser.index
+        if let mutation = try Self.readPlain(&parser, at: path) {
+            self = mutation
+            return
+        }
+        parser.index = start
         var record: JSONRecord?
         let members = try parser.readObject(at: path, special: ["value"]) { parser, _ throws(JSONWireError) in
             record = try parser.readCanonicalRecord(at: path + [.key("value")])
@@ -217,6 +223,104 @@ extension Mutation: JSONWireEncodable, JSONWireDecodable {
             record: record,
             fields: try fields.optionalStrings("fields")
         )
+    }
+}
+
+extension Mutation {
+    /// The members a mutation has, as the bytes of their keys.
+    private enum Member: CaseIterable {
+        case baseVersion, collection, fields, id, mutationID, value
+
+        var key: StaticString {
+            switch self {
+            case .baseVersion: "baseVersion"
+            case .collection: "collection"
+            case .fields: "fields"
+            case .id: "id"
+            case .mutationID: "mutationID"
+            case .value: "value"
+            }
+        }
+
+        /// The member whose key is `bytes` (without escapes), if any.
+        static func named(_ bytes: UnsafeRawBufferPointer) -> Member? {
+            allCases.first { member in
+                member.key.withUTF8Buffer { key in key.count == bytes.count && key.elementsEqual(bytes) }
+            }
+        }
+    }
+
+    /// Reads the mutation at the parser's index as ``init(reading:at:)`` does, without a
+    /// dictionary of its members, when it is plain: only a mutation's members, each once, keys
+    /// without escapes, each value of its type. `nil`, the index left anywhere, for any other
+    /// text, which the full reading then accepts or refuses with its own error; a record that
+    /// cannot be read throws as it would there.
+    private static func readPlain(_ parser: inout JSONReader.Parser, at path: [JSONPathComponent])
+        throws(JSONWireError) -> Mutation?
+    {
+        parser.skipWhitespace()
+        guard parser.bytes[parser.index] == UInt8(ascii: "{") else { return nil }
+        parser.index += 1
+        var (mutationID, collection, id): (Int64?, String?, String?) = (nil, nil, nil)
+        var baseVersion: Int64??
+        var fields: [String]??
+        var record: JSONRecord??
+        parser.skipWhitespace()
+        if parser.bytes[parser.index] == UInt8(ascii: "}") { return nil }
+        while true {
+            parser.skipWhitespace()
+            parser.index += 1  // the opening quote
+            let keyStart = parser.index
+            while parser.bytes[parser.index] != UInt8(ascii: "\""), parser.bytes[parser.index] != UInt8(ascii: "\\") {
+                parser.index += 1
+            }
+            guard parser.bytes[parser.index] == UInt8(ascii: "\""),
+                let member = Member.named(UnsafeRawBufferPointer(rebasing: parser.bytes[keyStart..<parser.index]))
+            else { return nil }
+            parser.index += 1
+            parser.skipWhitespace()
+            parser.index += 1  // the colon
+            switch member {
+            case .value:
+                guard record == nil else { return nil }
+                record = .some(try parser.readCanonicalRecord(at: path + [.key("value")]))
+            case .mutationID:
+                guard mutationID == nil, case .integer(let value)? = try? parser.readValue() else { return nil }
+                mutationID = value
+            case .collection:
+                guard collection == nil, case .string(let value)? = try? parser.readValue() else { return nil }
+                collection = value
+            case .id:
+                guard id == nil, case .string(let value)? = try? parser.readValue() else { return nil }
+                id = value
+            case .baseVersion:
+                guard baseVersion == nil else { return nil }
+                switch try? parser.readValue() {
+                case .integer(let value)?: baseVersion = .some(value)
+                case .null?: baseVersion = .some(nil)
+                default: return nil
+                }
+            case .fields:
+                guard fields == nil else { return nil }
+                switch try? parser.readValue() {
+                case .array(let elements)?:
+                    var strings: [String] = []
+                    for case .string(let text) in elements { strings.append(text) }
+                    guard strings.count == elements.count else { return nil }
+                    fields = .some(strings)
+                case .null?: fields = .some(nil)
+                default: return nil
+                }
+            }
+            parser.skipWhitespace()
+            let separator = parser.bytes[parser.index]
+            parser.index += 1
+            if separator != UInt8(ascii: ",") { break }
+        }
+        guard let mutationID, let collection, let id else { return nil }
+        return Mutation(
+            mutationID: mutationID, collection: collection, id: id, baseVersion: baseVersion ?? nil,
+            record: record ?? nil, fields: fields ?? nil)
     }
 }
 
