@@ -245,6 +245,11 @@ extension PostgresSyncDatabase {
             var decidedOrder: [UserRecordKey] = []
             var pushAnswers: [(key: AnswerKey, result: MutationResult, fingerprint: String)] = []
             var results: [MutationResult] = []
+            // Sized once: a push of thousands of mutations otherwise rehashes each dictionary a
+            // dozen times as it grows.
+            decided.reserveCapacity(push.mutations.count)
+            decidedOrder.reserveCapacity(push.mutations.count)
+            pushAnswers.reserveCapacity(push.mutations.count)
             results.reserveCapacity(push.mutations.count)
             for (mutation, fingerprint) in zip(push.mutations, push.fingerprints) {
                 let answerKey = AnswerKey(client: client, mutationID: mutation.mutationID)
@@ -288,6 +293,14 @@ extension PostgresSyncDatabase {
         }
 
         private var changedKeys: Set<UserRecordKey> = []
+
+        /// Sizes the collections that grow with each mutation for a batch of `mutations`.
+        mutating func reserveCapacity(mutations: Int) {
+            answers.reserveCapacity(answers.count + mutations)
+            records.reserveCapacity(records.count + mutations)
+            changed.reserveCapacity(mutations)
+            changedKeys.reserveCapacity(mutations)
+        }
     }
 
     /// A client of a user; client ids compare by their UTF-8 bytes, as the database compares them.
@@ -398,6 +411,7 @@ extension PostgresSyncDatabase {
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: sql, binds: arguments.bindings()), logger: logger)
         var read = BatchRead()
+        read.state.reserveCapacity(mutations: recordUsers.count)
         for try await row in rows.decode(LockAndRead.Row.self) {
             switch row {
             case ("u", let userID, _, let version?, _, _, let seen, _, _):

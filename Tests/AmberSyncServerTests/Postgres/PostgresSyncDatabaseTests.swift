@@ -148,7 +148,7 @@ struct PostgresSyncDatabaseTests {
             _ = try await PostgresSyncDatabase(url: url, logger: logger)
         } throws: { error in
             guard case SyncServerError.schemaTooNew(_, let found, let supported) = error else { return false }
-            return found == 99 && supported == 6 && "\(error)".contains("newer")
+            return found == 99 && supported == 7 && "\(error)".contains("newer")
         }
         #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "99")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users") == before)
@@ -197,7 +197,7 @@ struct PostgresSyncDatabaseTests {
             try await upgraded.pull(for: signedIn, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
         #expect(try await upgraded.historyTag(for: signedIn, at: 1) == tag)
         #expect(try await upgraded.push([mutation], clientID: "phone", for: signedIn).map(\.version) == [1], "a retry")
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "6")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "7")
         let tables = try PostgresTestServer.psql(
             url,
             """
@@ -216,6 +216,13 @@ struct PostgresSyncDatabaseTests {
                 SELECT attstorage FROM pg_attribute
                 WHERE attrelid = 'amber_sync_attachment_chunks'::regclass AND attname = 'data'
                 """) == "e", "attachment chunks are stored uncompressed")
+        #expect(
+            try PostgresTestServer.psql(
+                url,
+                """
+                SELECT string_agg(attname || '=' || attstorage::text, ',' ORDER BY attname) FROM pg_attribute
+                WHERE attrelid = 'amber_sync_push_answers'::regclass AND attname IN ('results', 'fingerprints')
+                """) == "fingerprints=e,results=e", "push answers are stored uncompressed")
     }
 
     @Test func serversStartingTogetherOnAnEmptyDatabaseCreateTheTablesOnce() async throws {
@@ -229,7 +236,7 @@ struct PostgresSyncDatabaseTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(databases.count == 4)
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "6")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "7")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_schema") == "1")
         // Tables that were there are kept: another start migrates nothing and loses nothing.
         _ = try await databases[0].addUser(named: "ann")
