@@ -226,101 +226,144 @@ extension Mutation: JSONWireEncodable, JSONWireDecodable {
     }
 }
 
-extension Mutation {
-    /// The members a mutation has, as the bytes of their keys.
-    private enum Member: CaseIterable {
-        case baseVersion, collection, fields, id, mutationID, value
-
-        var key: StaticString {
-            switch self {
-            case .baseVersion: "baseVersion"
-            case .collection: "collection"
-            case .fields: "fields"
-            case .id: "id"
-            case .mutationID: "mutationID"
-            case .value: "value"
-            }
+extension JSONReader.Parser {
+    /// Reads the object at the index member by member, without a dictionary of its members, when
+    /// it is plain: each key without escapes, handed as its bytes with the parser at its value to
+    /// `member`, which reads the value and returns `true`, or returns `false` for a key or a value
+    /// it does not take. `false`, the index left anywhere, for any other text (not an object, an
+    /// escaped key), which a full reading then accepts or refuses with its own error.
+    mutating func readPlainObject(
+        _ member: (UnsafeRawBufferPointer, inout Self) throws(JSONWireError) -> Bool
+    ) throws(JSONWireError) -> Bool {
+        skipWhitespace()
+        guard bytes[index] == UInt8(ascii: "{") else { return false }
+        index += 1
+        skipWhitespace()
+        if bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return true
         }
-
-        /// The member whose key is `bytes` (without escapes), if any.
-        static func named(_ bytes: UnsafeRawBufferPointer) -> Member? {
-            allCases.first { member in
-                member.key.withUTF8Buffer { key in key.count == bytes.count && key.elementsEqual(bytes) }
-            }
+        while true {
+            skipWhitespace()
+            index += 1  // the opening quote
+            let keyStart = index
+            while bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") { index += 1 }
+            guard bytes[index] == UInt8(ascii: "\"") else { return false }
+            let key = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<index])
+            index += 1
+            skipWhitespace()
+            index += 1  // the colon
+            guard try member(key, &self) else { return false }
+            skipWhitespace()
+            let separator = bytes[index]
+            index += 1
+            if separator != UInt8(ascii: ",") { return true }
         }
     }
 
+    /// Whether a key's bytes are `name`.
+    static func key(_ bytes: UnsafeRawBufferPointer, is name: StaticString) -> Bool {
+        name.withUTF8Buffer { name in name.count == bytes.count && name.elementsEqual(bytes) }
+    }
+
+    /// The integer at the index, or `nil` (the index left anywhere) for any other value.
+    mutating func readPlainInteger() -> Int64? {
+        guard case .integer(let value)? = try? readValue() else { return nil }
+        return value
+    }
+
+    /// The string at the index, or `nil` (the index left anywhere) for any other value.
+    mutating func readPlainString() -> String? {
+        guard case .string(let value)? = try? readValue() else { return nil }
+        return value
+    }
+}
+
+extension Mutation {
     /// Reads the mutation at the parser's index as ``init(reading:at:)`` does, without a
-    /// dictionary of its members, when it is plain: only a mutation's members, each once, keys
-    /// without escapes, each value of its type. `nil`, the index left anywhere, for any other
-    /// text, which the full reading then accepts or refuses with its own error; a record that
-    /// cannot be read throws as it would there.
+    /// dictionary of its members (``JSONReader/Parser/readPlainObject(_:)``), when it is plain:
+    /// only a mutation's members, each once, each value of its type. `nil`, the index left
+    /// anywhere, for any other text; a record that cannot be read throws as it would there.
     private static func readPlain(_ parser: inout JSONReader.Parser, at path: [JSONPathComponent])
         throws(JSONWireError) -> Mutation?
     {
-        parser.skipWhitespace()
-        guard parser.bytes[parser.index] == UInt8(ascii: "{") else { return nil }
-        parser.index += 1
         var (mutationID, collection, id): (Int64?, String?, String?) = (nil, nil, nil)
         var baseVersion: Int64??
         var fields: [String]??
         var record: JSONRecord??
-        parser.skipWhitespace()
-        if parser.bytes[parser.index] == UInt8(ascii: "}") { return nil }
-        while true {
-            parser.skipWhitespace()
-            parser.index += 1  // the opening quote
-            let keyStart = parser.index
-            while parser.bytes[parser.index] != UInt8(ascii: "\""), parser.bytes[parser.index] != UInt8(ascii: "\\") {
-                parser.index += 1
-            }
-            guard parser.bytes[parser.index] == UInt8(ascii: "\""),
-                let member = Member.named(UnsafeRawBufferPointer(rebasing: parser.bytes[keyStart..<parser.index]))
-            else { return nil }
-            parser.index += 1
-            parser.skipWhitespace()
-            parser.index += 1  // the colon
-            switch member {
-            case .value:
-                guard record == nil else { return nil }
+        let plain = try parser.readPlainObject { key, parser throws(JSONWireError) in
+            typealias Parser = JSONReader.Parser
+            if Parser.key(key, is: "value") {
+                guard record == nil else { return false }
                 record = .some(try parser.readCanonicalRecord(at: path + [.key("value")]))
-            case .mutationID:
-                guard mutationID == nil, case .integer(let value)? = try? parser.readValue() else { return nil }
-                mutationID = value
-            case .collection:
-                guard collection == nil, case .string(let value)? = try? parser.readValue() else { return nil }
-                collection = value
-            case .id:
-                guard id == nil, case .string(let value)? = try? parser.readValue() else { return nil }
-                id = value
-            case .baseVersion:
-                guard baseVersion == nil else { return nil }
+            } else if Parser.key(key, is: "mutationID") {
+                guard mutationID == nil else { return false }
+                mutationID = parser.readPlainInteger()
+                return mutationID != nil
+            } else if Parser.key(key, is: "collection") {
+                guard collection == nil else { return false }
+                collection = parser.readPlainString()
+                return collection != nil
+            } else if Parser.key(key, is: "id") {
+                guard id == nil else { return false }
+                id = parser.readPlainString()
+                return id != nil
+            } else if Parser.key(key, is: "baseVersion") {
+                guard baseVersion == nil else { return false }
                 switch try? parser.readValue() {
                 case .integer(let value)?: baseVersion = .some(value)
                 case .null?: baseVersion = .some(nil)
-                default: return nil
+                default: return false
                 }
-            case .fields:
-                guard fields == nil else { return nil }
+            } else if Parser.key(key, is: "fields") {
+                guard fields == nil else { return false }
                 switch try? parser.readValue() {
                 case .array(let elements)?:
                     var strings: [String] = []
                     for case .string(let text) in elements { strings.append(text) }
-                    guard strings.count == elements.count else { return nil }
+                    guard strings.count == elements.count else { return false }
                     fields = .some(strings)
                 case .null?: fields = .some(nil)
-                default: return nil
+                default: return false
                 }
+            } else {
+                return false
             }
-            parser.skipWhitespace()
-            let separator = parser.bytes[parser.index]
-            parser.index += 1
-            if separator != UInt8(ascii: ",") { break }
+            return true
         }
-        guard let mutationID, let collection, let id else { return nil }
+        guard plain, let mutationID, let collection, let id else { return nil }
         return Mutation(
             mutationID: mutationID, collection: collection, id: id, baseVersion: baseVersion ?? nil,
             record: record ?? nil, fields: fields ?? nil)
+    }
+}
+
+extension MutationResult {
+    /// Reads the result at the parser's index without a dictionary of its members when it holds
+    /// only a mutation id, a status and a version, each once and of its type (the answer to a
+    /// mutation stored as sent); `nil`, the index left anywhere, for any other text, which a
+    /// reading of its tree then accepts or refuses.
+    static func readPlain(_ parser: inout JSONReader.Parser) throws(JSONWireError) -> MutationResult? {
+        var (mutationID, status, version): (Int64?, Status?, Int64?) = (nil, nil, nil)
+        let plain = try parser.readPlainObject { key, parser in
+            typealias Parser = JSONReader.Parser
+            if Parser.key(key, is: "mutationID") {
+                guard mutationID == nil else { return false }
+                mutationID = parser.readPlainInteger()
+                return mutationID != nil
+            } else if Parser.key(key, is: "status") {
+                guard status == nil else { return false }
+                status = parser.readPlainString().flatMap(Status.init(rawValue:))
+                return status != nil
+            } else if Parser.key(key, is: "version") {
+                guard version == nil else { return false }
+                version = parser.readPlainInteger()
+                return version != nil
+            }
+            return false
+        }
+        guard plain, let mutationID, let status, let version else { return nil }
+        return MutationResult(mutationID: mutationID, status: status, version: version)
     }
 }
 
@@ -347,6 +390,22 @@ extension PushResponse: JSONWireEncodable, JSONWireDecodable {
         let fields = try JSONFields(json, path: path)
         self.init(
             results: try fields.array("results", of: MutationResult.self), cursor: try fields.optionalInt64("cursor"),
+            cursorTag: try fields.optionalString("cursorTag"))
+    }
+
+    /// Reads an answer result by result, without a tree of each (``MutationResult/readPlain(_:)``)
+    /// unless it carries a value or fields.
+    package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
+        let (members, results) = try JSONReader.objectWithArray(bytes, key: "results") {
+            parser, path throws(JSONWireError) in
+            let start = parser.index
+            if let result = try MutationResult.readPlain(&parser) { return result }
+            parser.index = start
+            return try MutationResult(json: try parser.readValue(), path: path)
+        }
+        let fields = try JSONFields(.object(members), path: [])
+        self.init(
+            results: results, cursor: try fields.optionalInt64("cursor"),
             cursorTag: try fields.optionalString("cursorTag"))
     }
 }

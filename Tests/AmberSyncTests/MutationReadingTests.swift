@@ -157,6 +157,53 @@ import Testing
         String(decoding: JSONWriter.bytes(of: value), as: UTF8.self)
     }
 
+    /// A push's answer reads as the reading of its whole tree does, result by result.
+    static func expectSameAnswer(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let body = Array(text.utf8)
+        let read = Result { () throws(JSONWireError) in try PushResponse(jsonBytes: body) }
+        let tree = Result { () throws(JSONWireError) in try PushResponse(readingJSONBytes: body) }
+        switch (read, tree) {
+        case (.success(let read), .success(let tree)):
+            #expect(read == tree, "\(text)", sourceLocation: sourceLocation)
+        case (.failure, .failure):
+            break
+        case (let read, let tree):
+            Issue.record("\(text): read \(read), as a tree \(tree)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: [
+        #"{"mutationID":1,"status":"applied","version":7}"#,
+        #"{ "version" : 7 , "status" : "conflict" , "mutationID" : 1 }"#,
+        #"{"mutationID":1,"status":"conflict","value":null,"version":7}"#,
+        #"{"mutationID":1,"status":"conflict","value":{"a":1},"version":7}"#,
+        #"{"fields":["a"],"mutationID":1,"status":"applied","value":{"a":1},"version":7}"#,
+        #"{"mutationID":1,"status":"applied","version":7,"extra":1}"#,
+        #"{"mutationID":1,"status":"applied","version":7,"version":8}"#,
+        #"{"mutationID":1,"st\u0061tus":"applied","version":7}"#,
+        #"{"mutationID":1,"status":"done","version":7}"#,
+        #"{"mutationID":1,"status":"applied","version":7.0}"#,
+        #"{"mutationID":1,"status":"applied"}"#,
+        #"{"mutationID":"1","status":"applied","version":7}"#,
+        #"{}"#,
+        #"[]"#,
+        #"7"#,
+    ])
+    func anAnswerReadsAsItsTreeDoes(result: String) {
+        Self.expectSameAnswer(#"{"results":["# + result + #"],"cursor":9,"cursorTag":"t"}"#)
+        Self.expectSameAnswer(
+            #"{"cursor":9,"results":[{"mutationID":0,"status":"applied","version":1},"# + result + "]}")
+    }
+
+    @Test func answersWithoutResultsOrOfOtherShapesReadAsTheirTreesDo() {
+        for text in [
+            #"{"results":[]}"#, #"{"cursor":1}"#, #"{"results":[],"results":[]}"#, #"{"results":{}}"#,
+            #"{"results":[],"cursor":"9"}"#, #"[]"#,
+        ] {
+            Self.expectSameAnswer(text)
+        }
+    }
+
     @Test func aCanonicalObjectEndsAtItsClosingBrace() {
         func end(_ text: String, from start: Int = 0) -> Int? {
             Array(text.utf8).withUnsafeBytes { JSONSyntax.canonicalObjectEnd($0, from: start) }
