@@ -211,8 +211,31 @@ extension JSONReader.Parser {
     /// The object at the index as a record, checked, or `nil` for `null`.
     ///
     /// - Throws: When the value is neither, with `path`.
+    ///
+    /// A record in the protocol's own form whose keys are ASCII and whose text is UTF-8 is taken
+    /// in one pass over its bytes (``readWritersFormRecord()``).
     mutating func readRecord(at path: [JSONPathComponent]) throws(JSONWireError) -> JSONRecord? {
         skipWhitespace()
+        if let record = readWritersFormRecord() { return record }
+        return try readAnyRecord(at: path)
+    }
+
+    /// The record at the index (after whitespace) when its text is in the protocol's own form
+    /// (``JSONSyntax/canonicalObjectEnd(_:from:)``) with ASCII keys, and UTF-8; `nil`, the index
+    /// unmoved, otherwise.
+    ///
+    /// Such a record needs no other check: its keys, sorted and distinct, are not two
+    /// normalizations of one text either, and the writer's escapes are all valid.
+    private mutating func readWritersFormRecord() -> JSONRecord? {
+        guard let end = JSONSyntax.canonicalObjectEnd(bytes, from: index),
+            let text = Self.utf8Text(UnsafeRawBufferPointer(rebasing: bytes[index..<end]))
+        else { return nil }
+        index = end
+        return JSONRecord(unchecked: text)
+    }
+
+    /// ``readRecord(at:)`` for any text: each key and string read and checked.
+    private mutating func readAnyRecord(at path: [JSONPathComponent]) throws(JSONWireError) -> JSONRecord? {
         switch bytes[index] {
         case UInt8(ascii: "n"):
             index += 4
@@ -238,19 +261,11 @@ extension JSONReader.Parser {
     /// is already the protocol's own form (``JSONSyntax/isCanonical(_:)``), and written in that
     /// form otherwise: what a client sends is its stored text, which is, so the server reads no
     /// tree of it and writes nothing again.
-    ///
-    /// A record in that form whose keys are ASCII and whose text is UTF-8 is taken in one pass
-    /// over its bytes: its keys, sorted and distinct, need no set to find one twice.
     mutating func readCanonicalRecord(at path: [JSONPathComponent]) throws(JSONWireError) -> JSONRecord? {
         skipWhitespace()
+        if let record = readWritersFormRecord() { return record }
         let start = index
-        if let end = JSONSyntax.canonicalObjectEnd(bytes, from: start),
-            let text = Self.utf8Text(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-        {
-            index = end
-            return JSONRecord(unchecked: text)
-        }
-        guard let record = try readRecord(at: path) else { return nil }
+        guard let record = try readAnyRecord(at: path) else { return nil }
         if JSONSyntax.isCanonical(UnsafeRawBufferPointer(rebasing: bytes[start..<index])) { return record }
         return JSONRecord(record.object)
     }

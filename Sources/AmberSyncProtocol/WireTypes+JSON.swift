@@ -338,6 +338,42 @@ extension Mutation {
     }
 }
 
+extension RecordChange {
+    /// Reads the change at the parser's index as ``init(reading:at:)`` does, without a dictionary
+    /// of its members (``JSONReader/Parser/readPlainObject(_:)``), when it is plain: only a
+    /// change's members, each once, each value of its type. `nil`, the index left anywhere, for
+    /// any other text; a record that cannot be read throws as it would there.
+    private static func readPlain(_ parser: inout JSONReader.Parser, at path: [JSONPathComponent])
+        throws(JSONWireError) -> RecordChange?
+    {
+        var (collection, id, version): (String?, String?, Int64?) = (nil, nil, nil)
+        var record: JSONRecord??
+        let plain = try parser.readPlainObject { key, parser throws(JSONWireError) in
+            typealias Parser = JSONReader.Parser
+            if Parser.key(key, is: "value") {
+                guard record == nil else { return false }
+                record = .some(try parser.readRecord(at: path + [.key("value")]))
+                return true
+            } else if Parser.key(key, is: "collection") {
+                guard collection == nil else { return false }
+                collection = parser.readPlainString()
+                return collection != nil
+            } else if Parser.key(key, is: "id") {
+                guard id == nil else { return false }
+                id = parser.readPlainString()
+                return id != nil
+            } else if Parser.key(key, is: "version") {
+                guard version == nil else { return false }
+                version = parser.readPlainInteger()
+                return version != nil
+            }
+            return false
+        }
+        guard plain, let collection, let id, let version else { return nil }
+        return RecordChange(collection: collection, id: id, version: version, record: record ?? nil)
+    }
+}
+
 extension MutationResult {
     /// Reads the result at the parser's index without a dictionary of its members when it holds
     /// only a mutation id, a status and a version, each once and of its type (the answer to a
@@ -528,6 +564,12 @@ extension RecordChange: JSONWireEncodable, JSONWireDecodable {
 
     /// Reads the change at the parser's index, its record kept as text.
     init(reading parser: inout JSONReader.Parser, at path: [JSONPathComponent]) throws(JSONWireError) {
+        let start = parser.index
+        if let change = try Self.readPlain(&parser, at: path) {
+            self = change
+            return
+        }
+        parser.index = start
         var record: JSONRecord?
         let members = try parser.readObject(at: path, special: ["value"]) { parser, _ throws(JSONWireError) in
             record = try parser.readRecord(at: path + [.key("value")])

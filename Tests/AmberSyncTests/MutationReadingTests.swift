@@ -204,6 +204,89 @@ import Testing
         }
     }
 
+    /// A pull's changes read as the reading of its whole tree does; a record kept as text keeps
+    /// the bytes it came with.
+    static func expectSamePull(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let body = Array(text.utf8)
+        let read = Result { () throws(JSONWireError) in try PullResponse(jsonBytes: body) }
+        let tree = Result { () throws(JSONWireError) in try PullResponse(readingJSONBytes: body) }
+        switch (read, tree) {
+        case (.success(let read), .success(let tree)):
+            #expect(read == tree, "\(text)", sourceLocation: sourceLocation)
+            for change in read.changes {
+                if let record = change.record {
+                    #expect(text.utf8.contains(record.text.utf8), "\(text)", sourceLocation: sourceLocation)
+                }
+            }
+        case (.failure, .failure):
+            break
+        case (let read, let tree):
+            Issue.record("\(text): read \(read), as a tree \(tree)", sourceLocation: sourceLocation)
+        }
+    }
+
+    static func pull(_ changes: [String]) -> String {
+        #"{"changes":["# + changes.joined(separator: ",") + #"],"cursor":9,"cursorTag":"t","hasMore":false}"#
+    }
+
+    @Test(arguments: [
+        #"{"collection":"notes","id":"1","value":{"a":1},"version":3}"#,
+        #"{ "version" : 3 , "value" : { "b" : 1 , "a" : 2 } , "id" : "1" , "collection" : "notes" }"#,
+        #"{"collection":"notes","id":"1","value":null,"version":3}"#,
+        #"{"collection":"notes","id":"1","version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"a":1},"version":3,"extra":1}"#,
+        #"{"collection":"notes","id":"1","id":"2","value":{"a":1},"version":3}"#,
+        #"{"collection":"notes","i\u0064":"1","value":{"a":1},"version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"a":1},"version":"3"}"#,
+        #"{"collection":"notes","id":"1","value":"text","version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"a":1,"a":2},"version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"caf\#u{e9}":1,"cafe\#u{301}":2},"version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"cafe\#u{301}":1,"caf\#u{e9}":2},"version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"a":"\ud83c"},"version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"a":"\u00e9 \/"},"version":3}"#,
+        #"{"collection":"notes","id":"1","value":{"a":"\#u{e9} 🍮","b":[1,{"c":null}]},"version":3}"#,
+    ])
+    func aPulledChangeReadsAsItsTreeDoes(change: String) {
+        Self.expectSamePull(Self.pull([change]))
+    }
+
+    /// Records written canonically or loosely, with keys of any kind, read as their trees do.
+    @Test func anyPulledChangeReadsAsItsTreeDoes() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+            var random = SeededGenerator(seed: UInt64(seed))
+            var object: JSONObject = [:]
+            for _ in 0..<Int.random(in: 0...5, using: &random) {
+                object[JSONWireTests.randomString(using: &random)] = JSONWireTests.randomValue(depth: 1, using: &random)
+            }
+            var loose = ""
+            CanonicalRecordTests.writeLoosely(.object(object), to: &loose)
+            let value = Bool.random(using: &random) ? JSONRecord(object).text : loose
+            Self.expectSamePull(Self.pull([#"{"collection":"notes","id":"1","value":"# + value + #","version":3}"#]))
+        }
+    }
+
+    /// The comparisons above compare readings, not refusals: plain texts read.
+    @Test func plainTextsRead() throws {
+        let mutation = try PushRequest(
+            jsonBytes: Self.push([
+                #"{"baseVersion":2,"collection":"notes","fields":["a"],"id":"1","mutationID":5,"value":{"a":"\#u{e9}"}}"#
+            ])
+        ).mutations
+        #expect(
+            mutation == [
+                Mutation(
+                    mutationID: 5, collection: "notes", id: "1", baseVersion: 2,
+                    record: JSONRecord(unchecked: #"{"a":"\#u{e9}"}"#), fields: ["a"])
+            ])
+        let answer = try PushResponse(
+            jsonBytes: Array(#"{"results":[{"mutationID":5,"status":"applied","version":7}],"cursor":7}"#.utf8))
+        #expect(answer == PushResponse(results: [.init(mutationID: 5, status: .applied, version: 7)], cursor: 7))
+        let pull = try PullResponse(
+            jsonBytes: Array(Self.pull([#"{"collection":"notes","id":"1","value":{"a":1},"version":3}"#]).utf8))
+        #expect(pull.changes.map(\.record?.text) == [#"{"a":1}"#])
+        #expect(pull.changes.map(\.version) == [3])
+    }
+
     @Test func aCanonicalObjectEndsAtItsClosingBrace() {
         func end(_ text: String, from start: Int = 0) -> Int? {
             Array(text.utf8).withUnsafeBytes { JSONSyntax.canonicalObjectEnd($0, from: start) }
