@@ -606,7 +606,7 @@ private struct RecordColumns {
             createdVersions.append(record.createdVersion)
             values.append(record.record?.text ?? "")
             deleted.append(!record.isLive)
-            fieldVersions.append(try JSONText.encode(record.fieldVersions))
+            fieldVersions.append(JSONText.encode(record.fieldVersions))
         }
     }
 }

@@ -11,15 +11,18 @@ package enum JSONText {
         if let wire = value as? any JSONWireEncodable {
             return JSONWriter.text(of: wire)
         }
-        // A record's field versions, written with every push.
-        if let versions = value as? [String: Int64] {
-            // Those of a record created by the push: all its keys changed at its creation.
-            if versions.isEmpty { return "{}" }
-            return JSONWriter.text(of: versions.mapValues(JSONValue.integer))
-        }
+        if let versions = value as? [String: Int64] { return encode(versions) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// A record's field versions, written with every record a push stores: without the dynamic
+    /// casts of ``encode(_:)-(Value)`` when the type is known.
+    package static func encode(_ versions: [String: Int64]) -> String {
+        // Those of a record created by the push: all its keys changed at its creation.
+        if versions.isEmpty { return "{}" }
+        return JSONWriter.text(of: versions.mapValues(JSONValue.integer))
     }
 
     package static func decode<Value: Decodable>(_ type: Value.Type, from text: String) throws -> Value {

@@ -45,6 +45,8 @@ extension SQLiteSyncDatabase {
             // The records the batch names, read in one statement; those it stores are kept here
             // after, for a later mutation of the same record.
             var records = try Self.records(in: db, userID: user.id, of: mutations)
+            // Looked up once for the push, not by its SQL text for each record it stores.
+            let storeStatement = try Self.storeStatement(in: db)
             var resolution = PushResolution(clientID: clientID, version: startVersion, lastMutationID: lastMutationID)
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
@@ -62,7 +64,8 @@ extension SQLiteSyncDatabase {
                 }
                 if case .applied(let record, _) = outcome {
                     try Self.store(
-                        record, in: db, userID: user.id, collection: mutation.collection, id: mutation.id, at: now)
+                        record, with: storeStatement, userID: user.id, collection: mutation.collection,
+                        id: mutation.id, at: now)
                     records[key] = record
                 }
                 answers.append(outcome.result, fingerprint: fingerprint)
@@ -143,11 +146,8 @@ extension SQLiteSyncDatabase {
         return records
     }
 
-    /// Writes `record`, its value as its text (a record stored as sent: the sent text, which the
-    /// request's reading wrote as the protocol writes objects).
-    private static func store(
-        _ record: ServerRecord, in db: Database, userID: Int64, collection: String, id: String, at time: TimeInterval
-    ) throws {
+    /// The statement ``store(_:with:userID:collection:id:at:)`` runs.
+    private static func storeStatement(in db: Database) throws -> Statement {
         try db.cachedStatement(
             sql: """
                 INSERT INTO amber_sync_records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
@@ -158,10 +158,19 @@ extension SQLiteSyncDatabase {
                     value = excluded.value,
                     field_versions = excluded.field_versions,
                     changed_at = excluded.changed_at
-                """
-        ).execute(arguments: [
+                """)
+    }
+
+    /// Writes `record` with `statement` (``storeStatement(in:)``), its value as its text (a
+    /// record stored as sent: the sent text, which the request's reading wrote as the protocol
+    /// writes objects).
+    private static func store(
+        _ record: ServerRecord, with statement: Statement, userID: Int64, collection: String, id: String,
+        at time: TimeInterval
+    ) throws {
+        try statement.execute(arguments: [
             userID, collection, id, record.version, record.createdVersion,
-            record.record?.text, try JSONText.encode(record.fieldVersions), time,
+            record.record?.text, JSONText.encode(record.fieldVersions), time,
         ])
     }
 }
