@@ -266,16 +266,19 @@ extension JSONReader.Parser {
         name.withUTF8Buffer { name in name.count == bytes.count && name.elementsEqual(bytes) }
     }
 
-    /// The integer at the index, or `nil` (the index left anywhere) for any other value.
-    mutating func readPlainInteger() -> Int64? {
-        guard case .integer(let value)? = try? readValue() else { return nil }
-        return value
+    /// Reads the integer at the index into `member`, a member not read before; `false` (the
+    /// index left anywhere) when `member` was read already or the value is not such an integer.
+    mutating func readOnce(_ member: inout Int64?) -> Bool {
+        guard member == nil, case .integer(let value)? = try? readValue() else { return false }
+        member = value
+        return true
     }
 
-    /// The string at the index, or `nil` (the index left anywhere) for any other value.
-    mutating func readPlainString() -> String? {
-        guard case .string(let value)? = try? readValue() else { return nil }
-        return value
+    /// Reads the string at the index into `member`, as ``readOnce(_:)-(Int64?)`` reads an integer.
+    mutating func readOnce(_ member: inout String?) -> Bool {
+        guard member == nil, case .string(let value)? = try? readValue() else { return false }
+        member = value
+        return true
     }
 }
 
@@ -297,17 +300,11 @@ extension Mutation {
                 guard record == nil else { return false }
                 record = .some(try parser.readCanonicalRecord(at: path + [.key("value")]))
             } else if Parser.key(key, is: "mutationID") {
-                guard mutationID == nil else { return false }
-                mutationID = parser.readPlainInteger()
-                return mutationID != nil
+                return parser.readOnce(&mutationID)
             } else if Parser.key(key, is: "collection") {
-                guard collection == nil else { return false }
-                collection = parser.readPlainString()
-                return collection != nil
+                return parser.readOnce(&collection)
             } else if Parser.key(key, is: "id") {
-                guard id == nil else { return false }
-                id = parser.readPlainString()
-                return id != nil
+                return parser.readOnce(&id)
             } else if Parser.key(key, is: "baseVersion") {
                 guard baseVersion == nil else { return false }
                 switch try? parser.readValue() {
@@ -355,17 +352,11 @@ extension RecordChange {
                 record = .some(try parser.readRecord(at: path + [.key("value")]))
                 return true
             } else if Parser.key(key, is: "collection") {
-                guard collection == nil else { return false }
-                collection = parser.readPlainString()
-                return collection != nil
+                return parser.readOnce(&collection)
             } else if Parser.key(key, is: "id") {
-                guard id == nil else { return false }
-                id = parser.readPlainString()
-                return id != nil
+                return parser.readOnce(&id)
             } else if Parser.key(key, is: "version") {
-                guard version == nil else { return false }
-                version = parser.readPlainInteger()
-                return version != nil
+                return parser.readOnce(&version)
             }
             return false
         }
@@ -380,25 +371,17 @@ extension MutationResult {
     /// mutation stored as sent); `nil`, the index left anywhere, for any other text, which a
     /// reading of its tree then accepts or refuses.
     static func readPlain(_ parser: inout JSONReader.Parser) throws(JSONWireError) -> MutationResult? {
-        var (mutationID, status, version): (Int64?, Status?, Int64?) = (nil, nil, nil)
+        var (mutationID, status, version): (Int64?, String?, Int64?) = (nil, nil, nil)
         let plain = try parser.readPlainObject { key, parser in
             typealias Parser = JSONReader.Parser
-            if Parser.key(key, is: "mutationID") {
-                guard mutationID == nil else { return false }
-                mutationID = parser.readPlainInteger()
-                return mutationID != nil
-            } else if Parser.key(key, is: "status") {
-                guard status == nil else { return false }
-                status = parser.readPlainString().flatMap(Status.init(rawValue:))
-                return status != nil
-            } else if Parser.key(key, is: "version") {
-                guard version == nil else { return false }
-                version = parser.readPlainInteger()
-                return version != nil
-            }
+            if Parser.key(key, is: "mutationID") { return parser.readOnce(&mutationID) }
+            if Parser.key(key, is: "status") { return parser.readOnce(&status) }
+            if Parser.key(key, is: "version") { return parser.readOnce(&version) }
             return false
         }
-        guard plain, let mutationID, let status, let version else { return nil }
+        guard plain, let mutationID, let status = status.flatMap(Status.init(rawValue:)), let version else {
+            return nil
+        }
         return MutationResult(mutationID: mutationID, status: status, version: version)
     }
 }

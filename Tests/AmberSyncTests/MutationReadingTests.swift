@@ -9,35 +9,36 @@ import Testing
 /// the full reading. Whichever way, a push reads as the same mutations as a reading of its whole
 /// tree, and a push one refuses the other refuses.
 @Suite(.boundedConcurrency) struct MutationReadingTests {
-    /// The mutations of `body` as the server reads a push.
-    static func read(_ body: [UInt8]) -> Result<[Mutation], JSONWireError> {
-        Result { () throws(JSONWireError) in try PushRequest(jsonBytes: body).mutations }
-    }
-
-    /// The mutations of `body` read from a tree of its values, each record written again.
-    static func readAsTree(_ body: [UInt8]) -> Result<[Mutation], JSONWireError> {
-        Result { () throws(JSONWireError) in
-            try body.withUnsafeBytes { bytes in
-                Result { () throws(JSONWireError) in try JSONSyntax.validate(bytes) }
-            }.get()
-            return try PushRequest(json: try JSONReader.value(from: body), path: []).mutations
-        }
-    }
-
-    /// Both readings agree: the same mutations, records with the same bytes, or both refuse.
-    static func expectSameReading(_ body: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+    /// Both readings of `body` as a `Value` agree: its own (`init(jsonBytes:)`) and that of its
+    /// whole tree (`init(readingJSONBytes:)`, which writes each record again) give equal values,
+    /// on which `check` then runs with the value read, or both refuse.
+    static func expectSame<Value: JSONWireDecodable & Equatable>(
+        _ type: Value.Type, _ body: [UInt8], sourceLocation: SourceLocation = #_sourceLocation,
+        check: (Value) -> Void = { _ in }
+    ) {
         let text = String(decoding: body, as: UTF8.self)
-        switch (read(body), readAsTree(body)) {
+        let read = Result { () throws(JSONWireError) in try Value(jsonBytes: body) }
+        let tree = Result { () throws(JSONWireError) in try Value(readingJSONBytes: body) }
+        switch (read, tree) {
         case (.success(let read), .success(let tree)):
             #expect(read == tree, "\(text)", sourceLocation: sourceLocation)
-            #expect(
-                read.map { $0.record.map { Array($0.text.utf8) } }
-                    == tree.map { $0.record.map { Array($0.text.utf8) } },
-                "\(text)", sourceLocation: sourceLocation)
+            check(read)
         case (.failure, .failure):
             break
         case (let read, let tree):
             Issue.record("\(text): read \(read), as a tree \(tree)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A push reads as its tree does, each record in the writer's form, as the tree writes it.
+    static func expectSameReading(_ body: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        expectSame(PushRequest.self, body, sourceLocation: sourceLocation) { read in
+            for mutation in read.mutations {
+                guard let record = mutation.record else { continue }
+                #expect(
+                    Array(record.text.utf8) == Array(JSONRecord(record.object).text.utf8),
+                    "\(String(decoding: body, as: UTF8.self))", sourceLocation: sourceLocation)
+            }
         }
     }
 
@@ -96,7 +97,11 @@ import Testing
             let id = Array(#"{"mutationID":1,"collection":"notes","id":"1"#.utf8) + invalid + Array(#""}"#.utf8)
             for mutation in [value, key, id] {
                 let body = Array(#"{"clientID":"c","mutations":["#.utf8) + mutation + Array("]}".utf8)
-                guard case .failure(let error) = Self.read(body) else {
+                guard
+                    case .failure(let error) = Result(catching: { () throws(JSONWireError) in
+                        try PushRequest(jsonBytes: body)
+                    })
+                else {
                     Issue.record("accepted \(mutation)")
                     continue
                 }
@@ -159,17 +164,7 @@ import Testing
 
     /// A push's answer reads as the reading of its whole tree does, result by result.
     static func expectSameAnswer(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        let body = Array(text.utf8)
-        let read = Result { () throws(JSONWireError) in try PushResponse(jsonBytes: body) }
-        let tree = Result { () throws(JSONWireError) in try PushResponse(readingJSONBytes: body) }
-        switch (read, tree) {
-        case (.success(let read), .success(let tree)):
-            #expect(read == tree, "\(text)", sourceLocation: sourceLocation)
-        case (.failure, .failure):
-            break
-        case (let read, let tree):
-            Issue.record("\(text): read \(read), as a tree \(tree)", sourceLocation: sourceLocation)
-        }
+        expectSame(PushResponse.self, Array(text.utf8), sourceLocation: sourceLocation)
     }
 
     @Test(arguments: [
@@ -207,21 +202,11 @@ import Testing
     /// A pull's changes read as the reading of its whole tree does; a record kept as text keeps
     /// the bytes it came with.
     static func expectSamePull(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        let body = Array(text.utf8)
-        let read = Result { () throws(JSONWireError) in try PullResponse(jsonBytes: body) }
-        let tree = Result { () throws(JSONWireError) in try PullResponse(readingJSONBytes: body) }
-        switch (read, tree) {
-        case (.success(let read), .success(let tree)):
-            #expect(read == tree, "\(text)", sourceLocation: sourceLocation)
+        expectSame(PullResponse.self, Array(text.utf8), sourceLocation: sourceLocation) { read in
             for change in read.changes {
-                if let record = change.record {
-                    #expect(text.utf8.contains(record.text.utf8), "\(text)", sourceLocation: sourceLocation)
-                }
+                guard let record = change.record else { continue }
+                #expect(text.utf8.contains(record.text.utf8), "\(text)", sourceLocation: sourceLocation)
             }
-        case (.failure, .failure):
-            break
-        case (let read, let tree):
-            Issue.record("\(text): read \(read), as a tree \(tree)", sourceLocation: sourceLocation)
         }
     }
 
