@@ -210,10 +210,10 @@ extension JSONReader.Parser {
 
     /// The object at the index as a record, checked, or `nil` for `null`.
     ///
-    /// - Throws: When the value is neither, with `path`.
-    ///
     /// A record in the protocol's own form whose keys are ASCII and whose text is UTF-8 is taken
     /// in one pass over its bytes (``readWritersFormRecord()``).
+    ///
+    /// - Throws: When the value is neither, with `path`.
     mutating func readRecord(at path: [JSONPathComponent]) throws(JSONWireError) -> JSONRecord? {
         skipWhitespace()
         if let record = readWritersFormRecord() { return record }
