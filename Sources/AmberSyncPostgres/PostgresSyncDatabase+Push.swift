@@ -146,17 +146,10 @@ extension PostgresSyncDatabase {
         let begin: EventLoopFuture<PostgresQueryResult> = connection.query("BEGIN", logger: logger)
         do {
             let userIDs = Set(batch.map(\.userID)).sorted()
-            var read = try await lockAndRead(
+            let read = try await lockAndRead(
                 batch, userIDs: userIDs, lock: waitingForLocks ? .wait : .skipLocked, connection: connection,
                 logger: logger)
             _ = try await begin.get()
-            if !read.consistent {
-                // Another transaction committed for a user between this statement's start and its
-                // lock: read again, now that the rows are held.
-                let locked = batch.filter { read.versions[$0.userID] != nil }
-                read = try await lockAndRead(
-                    locked, userIDs: read.versions.keys.sorted(), lock: .wait, connection: connection, logger: logger)
-            }
             var (state, versions) = (read.state, read.versions)
             var outcomes: [Result<[MutationResult], any Error>?] = []
             outcomes.reserveCapacity(batch.count)
@@ -362,22 +355,14 @@ extension PostgresSyncDatabase {
     struct BatchRead {
         /// The counter of each user whose row is now held.
         var versions: [Int64: Int64] = [:]
-        /// Whether the reads saw every commit of the held users: no transaction committed for one
-        /// of them between the statement's start and its lock.
-        var consistent = true
         var state = BatchState()
     }
 
-    /// In one statement: locks the counter rows of `userIDs` in the order of their ids, and reads
-    /// the users of the pushes' tokens, the answers already given to any mutation of `batch` (with
-    /// the fingerprints of what they answered), the last mutation id each of its clients sent,
-    /// and the current state of every record it touches.
-    ///
-    /// The reads see the database as it was when the statement began; the lock, a row as it is
-    /// when locked. Every transaction that applies a push of a user rewrites the user's counter
-    /// row, so a row whose locked version is not the one the statement saw tells that the reads
-    /// may have missed a commit (``BatchRead/consistent``); reading again while the rows are held
-    /// sees everything.
+    /// Through `amber_sync_lock_and_read` (``PushFunctions/lockAndRead``): locks the counter rows
+    /// of `userIDs` in the order of their ids, then reads the users of the pushes' tokens, the
+    /// answers already given to any mutation of `batch` (with the fingerprints of what they
+    /// answered), the last mutation id each of its clients sent, and the current state of every
+    /// record it touches. The reads see every commit of the users whose rows are now held.
     private static func lockAndRead(
         _ batch: [WaitingPushes.Push], userIDs: [Int64], lock: LockMode, connection: PostgresConnection,
         logger: Logger
@@ -405,18 +390,15 @@ extension PostgresSyncDatabase {
         let arguments = LockAndRead(
             userIDs: userIDs, tokenHashes: tokenHashes, clientUsers: clientUsers, clients: clients,
             firstIDs: firstIDs, lastIDs: lastIDs, recordUsers: recordUsers, collections: collections, ids: ids)
-        // Planned for each batch, not prepared: a plan made once, while the tables were small,
-        // scanned the whole records table on every batch once they had grown.
-        let sql = LockAndRead.sql(locking: lock == .wait ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED")
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: sql, binds: arguments.bindings()), logger: logger)
+            PostgresQuery(unsafeSQL: LockAndRead.sql, binds: arguments.bindings(skipLocked: lock == .skipLocked)),
+            logger: logger)
         var read = BatchRead()
         read.state.reserveCapacity(mutations: recordUsers.count)
         for try await row in rows.decode(LockAndRead.Row.self) {
             switch row {
-            case ("u", let userID, _, let version?, _, _, let seen, _, _):
+            case ("u", let userID, _, let version?, _, _, _, _, _):
                 read.versions[userID] = version
-                if seen != 1 { read.consistent = false }
             case ("t", let userID, let hash, _, _, _, _, _, _):
                 read.state.tokenUsers[hash] = userID
             case ("r", let userID, let clientID, _, let results?, let fingerprints?, _, _, _):
@@ -464,41 +446,13 @@ extension PostgresSyncDatabase {
         /// (``PushAnswers``), `m` a client's last mutation id, `c` a record) and the columns of that kind.
         typealias Row = (String, Int64, String, Int64?, String?, String?, Int64?, Int64?, String?)
 
-        /// The statement, locking as `locking` says.
-        static func sql(locking: String) -> String {
-            """
-            WITH locked AS MATERIALIZED (
-                SELECT id, version, xmin AS row_version FROM amber_sync_users WHERE id = ANY($1::int8[])
-                ORDER BY id \(locking)
-            )
-            SELECT 'u', l.id, '', l.version, NULL, NULL, CASE WHEN l.row_version = u.xmin THEN 1 ELSE 0 END::int8,
-                NULL::int8, NULL::text
-            FROM locked AS l LEFT JOIN amber_sync_users AS u ON u.id = l.id
-            UNION ALL
-            SELECT 't', user_id, hash, NULL, NULL, NULL, NULL, NULL, NULL
-            FROM amber_sync_tokens WHERE hash = ANY($2::text[])
-            UNION ALL
-            SELECT 'r', a.user_id, a.client_id, NULL, a.results, a.fingerprints, NULL, NULL, NULL
-            FROM unnest($3::int8[], $4::text[], $5::int8[], $6::int8[]) AS p(u, c, first_id, last_id)
-            CROSS JOIN LATERAL (
-                SELECT * FROM amber_sync_push_answers
-                WHERE user_id = p.u AND client_id = p.c AND last_mutation_id >= p.first_id
-                    AND first_mutation_id <= p.last_id
-            ) AS a
-            UNION ALL
-            SELECT 'm', user_id, client_id, max(last_mutation_id), NULL, NULL, NULL, NULL, NULL
-            FROM amber_sync_push_answers
-            WHERE (user_id, client_id) IN (SELECT * FROM unnest($3::int8[], $4::text[]))
-            GROUP BY user_id, client_id
-            UNION ALL
-            SELECT 'c', user_id, collection, NULL, id, value, version, created_version, field_versions
-            FROM amber_sync_records
-            WHERE (user_id, collection, id) IN (SELECT * FROM unnest($7::int8[], $8::text[], $9::text[]))
-            """
-        }
+        /// The statement: a call of `amber_sync_lock_and_read`.
+        static let sql =
+            "SELECT * FROM amber_sync_lock_and_read($1::int8[], $2::text[], $3::int8[], $4::text[], $5::int8[], "
+            + "$6::int8[], $7::int8[], $8::text[], $9::text[], $10::bool)"
 
-        func bindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 9)
+        func bindings(skipLocked: Bool) -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 10)
             bindings.append(userIDs)
             bindings.append(tokenHashes)
             bindings.append(clientUsers)
@@ -508,20 +462,19 @@ extension PostgresSyncDatabase {
             bindings.append(recordUsers)
             bindings.append(collections)
             bindings.append(ids)
+            bindings.append(skipLocked)
             return bindings
         }
     }
 
-    /// In one statement: the records' new states, the answers given (so a re-sent mutation gets
-    /// the same one), a history row for each user whose records changed, the counter row of each
-    /// user a push was applied for (rewritten even when unchanged, which tells other batches'
-    /// reads that something committed), and the forgetting of answers the clients already got
-    /// (those of mutations below the smallest id of each push: a client sends a batch only after
-    /// the previous was answered).
+    /// Through `amber_sync_write_batch` (``PushFunctions/write``): the records' new states, the
+    /// answers given (so a re-sent mutation gets the same one), a history row for each user whose
+    /// records changed, the counter row of each user a push was applied for, and the forgetting
+    /// of answers the clients already got (those of mutations below the smallest id of each
+    /// push: a client sends a batch only after the previous was answered).
     ///
     /// Records the database did not hold when the batch read them are inserted plainly: their
-    /// users' rows are locked, so none can have appeared since, and an `ON CONFLICT` insert
-    /// checks each index first (a sixth of the database's time in a first push).
+    /// users' rows are locked, so none can have appeared since.
     private static func writeQuery(_ state: BatchState, versions: [Int64: Int64]) throws -> PostgresQuery {
         let changed = state.changed.map { ($0, state.records[$0]!) }
         let new = try RecordColumns(changed.filter { !state.stored.contains($0.0) })
@@ -530,57 +483,22 @@ extension PostgresSyncDatabase {
         let changedUsers = state.changedUsers.sorted()
         let appliedUsers = state.appliedUsers.sorted()
         return """
-            WITH forgotten AS (
-                DELETE FROM amber_sync_push_answers AS r
-                USING unnest(
-                    \(state.forgotten.map(\.client.userID))::int8[], \(state.forgotten.map(\.client.clientID))::text[],
-                    \(state.forgotten.map(\.below))::int8[]
-                ) AS f(u, c, m)
-                WHERE r.user_id = f.u AND r.client_id = f.c AND r.last_mutation_id < f.m
-            ), new_records AS (
-                INSERT INTO amber_sync_records
-                    (user_id, collection, id, version, created_version, value, field_versions, changed_at)
-                SELECT u, c, i, v, cv, CASE WHEN d THEN NULL ELSE val END, fv, now()
-                FROM unnest(
-                    \(new.users)::int8[], \(new.collections)::text[], \(new.ids)::text[],
-                    \(new.versions)::int8[], \(new.createdVersions)::int8[],
-                    \(new.values)::text[], \(new.deleted)::bool[], \(new.fieldVersions)::text[]
-                ) AS t(u, c, i, v, cv, val, d, fv)
-            ), stored_records AS (
-                INSERT INTO amber_sync_records
-                    (user_id, collection, id, version, created_version, value, field_versions, changed_at)
-                SELECT u, c, i, v, cv, CASE WHEN d THEN NULL ELSE val END, fv, now()
-                FROM unnest(
-                    \(records.users)::int8[], \(records.collections)::text[], \(records.ids)::text[],
-                    \(records.versions)::int8[], \(records.createdVersions)::int8[],
-                    \(records.values)::text[], \(records.deleted)::bool[], \(records.fieldVersions)::text[]
-                ) AS t(u, c, i, v, cv, val, d, fv)
-                ON CONFLICT (user_id, collection, id) DO UPDATE SET
-                    version = excluded.version,
-                    created_version = excluded.created_version,
-                    value = excluded.value,
-                    field_versions = excluded.field_versions,
-                    changed_at = excluded.changed_at
-            ), stored_results AS (
-                INSERT INTO amber_sync_push_answers
-                    (user_id, client_id, last_mutation_id, first_mutation_id, results, fingerprints)
-                SELECT u, c, l, f, r, p
-                FROM unnest(
-                    \(answers.map(\.0.userID))::int8[], \(answers.map(\.0.clientID))::text[],
-                    \(answers.map { $0.1.lastMutationID! })::int8[], \(answers.map { $0.1.firstMutationID! })::int8[],
-                    \(answers.map(\.1.resultsText))::text[], \(answers.map(\.1.fingerprintsText))::text[]
-                ) AS t(u, c, l, f, r, p)
-            ), stored_history AS (
-                INSERT INTO amber_sync_history (user_id, version, tag)
-                SELECT u, v, t
-                FROM unnest(
-                    \(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[],
-                    \(changedUsers.map { state.historyTags[$0]! })::text[]
-                ) AS h(u, v, t)
+            SELECT amber_sync_write_batch(
+                \(state.forgotten.map(\.client.userID))::int8[], \(state.forgotten.map(\.client.clientID))::text[],
+                \(state.forgotten.map(\.below))::int8[],
+                \(new.users)::int8[], \(new.collections)::text[], \(new.ids)::text[],
+                \(new.versions)::int8[], \(new.createdVersions)::int8[],
+                \(new.values)::text[], \(new.deleted)::bool[], \(new.fieldVersions)::text[],
+                \(records.users)::int8[], \(records.collections)::text[], \(records.ids)::text[],
+                \(records.versions)::int8[], \(records.createdVersions)::int8[],
+                \(records.values)::text[], \(records.deleted)::bool[], \(records.fieldVersions)::text[],
+                \(answers.map(\.0.userID))::int8[], \(answers.map(\.0.clientID))::text[],
+                \(answers.map { $0.1.lastMutationID! })::int8[], \(answers.map { $0.1.firstMutationID! })::int8[],
+                \(answers.map(\.1.resultsText))::text[], \(answers.map(\.1.fingerprintsText))::text[],
+                \(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[],
+                \(changedUsers.map { state.historyTags[$0]! })::text[],
+                \(appliedUsers)::int8[], \(appliedUsers.map { versions[$0]! })::int8[]
             )
-            UPDATE amber_sync_users SET version = t.v
-            FROM unnest(\(appliedUsers)::int8[], \(appliedUsers.map { versions[$0]! })::int8[]) AS t(u, v)
-            WHERE id = t.u
             """
     }
 }

@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresSyncDatabase {
     /// The schema version this build writes and reads.
-    static let schemaVersion = 7
+    package static let schemaVersion = 8
 
     /// Each schema version's migration; index 0 brings an empty database to version 1.
     private static let migrations: [String] = [
@@ -169,6 +169,15 @@ extension PostgresSyncDatabase {
         ALTER TABLE amber_sync_push_answers ALTER COLUMN results SET STORAGE EXTERNAL,
             ALTER COLUMN fingerprints SET STORAGE EXTERNAL;
         """,
+        // 7 → 8
+        """
+        -- A batch of pushes is read and written by two functions, so that each session plans
+        -- their statements once and keeps the plans (parsing, analysing and planning them for
+        -- every batch was half of the database's time when each push held one record). Their
+        -- plans look up every row by its key, whatever the tables held when they were made.
+        \(PushFunctions.lockAndRead)
+        \(PushFunctions.write)
+        """,
     ]
 
     /// A number no other program is expected to use for `pg_advisory_xact_lock`: migrations of
@@ -213,11 +222,20 @@ extension PostgresSyncDatabase {
         }
     }
 
-    /// The statements of a migration: its text split after each `;` that ends a line.
+    /// The statements of a migration: its text split after each `;` that ends a line, except
+    /// within a dollar-quoted body (`$$ ... $$`, a function's).
     static func statements(of migration: String) -> [String] {
-        migration.components(separatedBy: ";\n")
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .filter { !$0.isEmpty }
+        var statements: [String] = []
+        var statement = ""
+        for piece in migration.components(separatedBy: ";\n") {
+            statement += statement.isEmpty ? piece : ";\n" + piece
+            // An odd number of `$$` so far: the piece ends inside a body.
+            guard statement.components(separatedBy: "$$").count % 2 == 1 else { continue }
+            statements.append(statement)
+            statement = ""
+        }
+        statements.append(statement)
+        return statements.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
 
     /// The database's schema version, 0 when it has no Amber tables.

@@ -104,6 +104,53 @@ struct PostgresSyncDatabaseTests {
                 == "0")
     }
 
+    /// The two functions a batch of pushes goes through keep their plans for the session, made
+    /// once: those plans must look every row up by its key even when made on tables small enough
+    /// for a scan to be cheaper, or they would scan the tables whole once they had grown.
+    @Test func aBatchsFunctionsLookRowsUpByTheirKeysEvenOnSmallTables() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let token = try await database.addUser(named: "ann")
+        let user = try #require(try await database.user(forToken: token))
+        let mutations = (1...3).map {
+            Mutation(
+                mutationID: Int64($0), collection: "notes", id: "\($0)", baseVersion: nil, value: ["n": .integer(1)])
+        }
+        _ = try await database.push(mutations, clientID: "phone", for: user)
+        await database.close()
+
+        // One transaction: reads of each kind, then a write doing each of its parts (forgetting
+        // answers, a new record, a stored one rewritten, answers, history, the counter); then
+        // the scans that transaction made of Amber's tables.
+        let (id, hash) = (user.id, AccessToken.hash(token))
+        let scans = try PostgresTestServer.psql(
+            url,
+            """
+            SELECT count(*) FROM amber_sync_lock_and_read(
+                ARRAY[\(id)]::int8[], ARRAY['\(hash)'], ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[4]::int8[],
+                ARRAY[5]::int8[], ARRAY[\(id), \(id)]::int8[], ARRAY['notes', 'notes'], ARRAY['1', 'new'], false);
+            SELECT amber_sync_write_batch(
+                ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[4]::int8[],
+                ARRAY[\(id)]::int8[], ARRAY['notes'], ARRAY['new'], ARRAY[4]::int8[], ARRAY[4]::int8[],
+                ARRAY['{"n":2}'], ARRAY[false], ARRAY['{"n":4}'],
+                ARRAY[\(id)]::int8[], ARRAY['notes'], ARRAY['1'], ARRAY[5]::int8[], ARRAY[1]::int8[],
+                ARRAY['{"n":3}'], ARRAY[false], ARRAY['{"n":5}'],
+                ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[5]::int8[], ARRAY[4]::int8[], ARRAY['[]'], ARRAY['[]'],
+                ARRAY[\(id)]::int8[], ARRAY[5]::int8[], ARRAY['tag'],
+                ARRAY[\(id)]::int8[], ARRAY[5]::int8[]);
+            SELECT sum(seq_scan) || ' ' || sum(idx_scan) FROM pg_stat_xact_user_tables
+            WHERE relname LIKE 'amber_sync_%'
+            """)
+        // psql prints each statement's result: the scans are the last line.
+        let counts = (scans.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[0] == 0, "sequential scans, then index scans: \(scans)")
+        #expect(counts.count == 2 && counts[1] > 0, "the rows were looked up through their keys: \(scans)")
+        #expect(
+            try PostgresTestServer.psql(url, "SELECT value FROM amber_sync_records WHERE id = '1'") == #"{"n":3}"#)
+        #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_push_answers") == "1")
+    }
+
     /// A request that resumes an upload takes it from the request writing it (a client that
     /// resumed after a cut the server had not noticed): the first can no longer finish it, and
     /// its attempt leaves the chunks held for the upload as they are.
@@ -148,7 +195,7 @@ struct PostgresSyncDatabaseTests {
             _ = try await PostgresSyncDatabase(url: url, logger: logger)
         } throws: { error in
             guard case SyncServerError.schemaTooNew(_, let found, let supported) = error else { return false }
-            return found == 99 && supported == 7 && "\(error)".contains("newer")
+            return found == 99 && supported == PostgresSyncDatabase.schemaVersion && "\(error)".contains("newer")
         }
         #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "99")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_users") == before)
@@ -197,7 +244,7 @@ struct PostgresSyncDatabaseTests {
             try await upgraded.pull(for: signedIn, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
         #expect(try await upgraded.historyTag(for: signedIn, at: 1) == tag)
         #expect(try await upgraded.push([mutation], clientID: "phone", for: signedIn).map(\.version) == [1], "a retry")
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "7")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "\(PostgresSyncDatabase.schemaVersion)")
         let tables = try PostgresTestServer.psql(
             url,
             """
@@ -236,7 +283,7 @@ struct PostgresSyncDatabaseTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(databases.count == 4)
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "7")
+        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "\(PostgresSyncDatabase.schemaVersion)")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_schema") == "1")
         // Tables that were there are kept: another start migrates nothing and loses nothing.
         _ = try await databases[0].addUser(named: "ann")
