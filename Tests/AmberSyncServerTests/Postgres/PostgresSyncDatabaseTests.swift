@@ -244,7 +244,9 @@ struct PostgresSyncDatabaseTests {
             try await upgraded.pull(for: signedIn, after: 0, limit: 10).changes.map(\.value) == [["n": .integer(1)]])
         #expect(try await upgraded.historyTag(for: signedIn, at: 1) == tag)
         #expect(try await upgraded.push([mutation], clientID: "phone", for: signedIn).map(\.version) == [1], "a retry")
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "\(PostgresSyncDatabase.schemaVersion)")
+        #expect(
+            try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema")
+                == "\(PostgresSyncDatabase.schemaVersion)")
         let tables = try PostgresTestServer.psql(
             url,
             """
@@ -283,7 +285,9 @@ struct PostgresSyncDatabaseTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(databases.count == 4)
-        #expect(try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema") == "\(PostgresSyncDatabase.schemaVersion)")
+        #expect(
+            try PostgresTestServer.psql(url, "SELECT version FROM amber_sync_schema")
+                == "\(PostgresSyncDatabase.schemaVersion)")
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_schema") == "1")
         // Tables that were there are kept: another start migrates nothing and loses nothing.
         _ = try await databases[0].addUser(named: "ann")
