@@ -1,4 +1,3 @@
-import Foundation
 import Hummingbird
 
 /// Refuses requests without a known bearer token (`401`) and records the token's user in the context.
@@ -45,12 +44,21 @@ struct AuthenticationMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// The token of an `Authorization: Bearer TOKEN` header; the scheme is case-insensitive.
+    /// The token of an `Authorization: Bearer TOKEN` header; the scheme is case-insensitive, and
+    /// spaces and tabs around the token are not part of it.
+    ///
+    /// Read byte by byte: every request reads it, and Foundation's trimming, through `NSString`,
+    /// was 3 % of the server's time in single-record pushes.
     static func bearerToken(in header: String?) -> String? {
-        guard let header else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard var rest = header?.utf8.drop(while: { $0 == UInt8(ascii: " ") }) else { return nil }
+        let scheme = "bearer".utf8
+        // `| 0x20` lowers an ASCII capital and turns no other byte into a lowercase letter.
+        guard rest.starts(with: scheme, by: { $0 | 0x20 == $1 }) else { return nil }
+        rest = rest.dropFirst(scheme.count)
+        guard rest.first == UInt8(ascii: " ") else { return nil }
+        rest = rest.drop(while: isSpace)
+        while let last = rest.last, isSpace(last) { rest = rest.dropLast() }
+        return rest.isEmpty ? nil : String(Substring(rest))
     }
 }
