@@ -214,8 +214,6 @@ extension PostgresSyncDatabase {
         /// The records changed, each once, in the order first changed.
         var changed: [UserRecordKey] = []
         var changedUsers: Set<Int64> = []
-        /// The users a push was applied for, whether or not it changed records.
-        var appliedUsers: Set<Int64> = []
         /// The user of each token hash of the batch that is still in the database.
         var tokenUsers: [String: Int64] = [:]
         /// Answers to store: one row for each client, in the order its first push came.
@@ -281,7 +279,6 @@ extension PostgresSyncDatabase {
             if let first = push.mutations.first?.mutationID {
                 forgotten.append((client, first))
             }
-            appliedUsers.insert(push.userID)
             return (results, resolution.version)
         }
 
@@ -468,10 +465,10 @@ extension PostgresSyncDatabase {
     }
 
     /// Through `amber_sync_write_batch` (``PushFunctions/write``): the records' new states, the
-    /// answers given (so a re-sent mutation gets the same one), a history row for each user whose
-    /// records changed, the counter row of each user a push was applied for, and the forgetting
-    /// of answers the clients already got (those of mutations below the smallest id of each
-    /// push: a client sends a batch only after the previous was answered).
+    /// answers given (so a re-sent mutation gets the same one), a history row and the new counter
+    /// of each user whose records changed (a batch that changed nothing of a user leaves its row
+    /// as it is), and the forgetting of answers the clients already got (those of mutations below
+    /// the smallest id of each push: a client sends a batch only after the previous was answered).
     ///
     /// Records the database did not hold when the batch read them are inserted plainly: their
     /// users' rows are locked, so none can have appeared since.
@@ -481,7 +478,6 @@ extension PostgresSyncDatabase {
         let records = try RecordColumns(changed.filter { state.stored.contains($0.0) })
         let answers = state.newAnswersOrder.map { ($0, state.newAnswers[$0]!) }
         let changedUsers = state.changedUsers.sorted()
-        let appliedUsers = state.appliedUsers.sorted()
         return """
             SELECT amber_sync_write_batch(
                 \(state.forgotten.map(\.client.userID))::int8[], \(state.forgotten.map(\.client.clientID))::text[],
@@ -497,7 +493,7 @@ extension PostgresSyncDatabase {
                 \(answers.map(\.1.resultsText))::text[], \(answers.map(\.1.fingerprintsText))::text[],
                 \(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[],
                 \(changedUsers.map { state.historyTags[$0]! })::text[],
-                \(appliedUsers)::int8[], \(appliedUsers.map { versions[$0]! })::int8[]
+                \(changedUsers)::int8[], \(changedUsers.map { versions[$0]! })::int8[]
             )
             """
     }

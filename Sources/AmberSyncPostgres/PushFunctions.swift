@@ -86,8 +86,8 @@ enum PushFunctions {
 
     /// `amber_sync_write_batch`: forgets the answers the pushes' clients already got, inserts
     /// the records new to the database and rewrites those it held, keeps the answers given, adds
-    /// a history row for each user whose records changed, and sets the counter of each user a
-    /// push was applied for (rewritten even when unchanged).
+    /// a history row for each user whose records changed, and sets the counters of
+    /// `counter_users` (those users: a batch that changed no record of a user leaves its row).
     ///
     /// New records are inserted plainly: their users' rows are locked, so none can have
     /// appeared since the batch read them, and an `ON CONFLICT` insert checks each index first.

@@ -104,6 +104,33 @@ struct PostgresSyncDatabaseTests {
                 == "0")
     }
 
+    /// A push that changes no record (a retry answered before, a conflict) leaves its user's
+    /// counter row as it was: no row version, no dead tuple, for nothing.
+    @Test func aPushThatChangesNothingLeavesItsUsersRowAlone() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let user = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        let create = Mutation(mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: ["n": .integer(1)])
+        #expect(try await database.push([create], clientID: "phone", for: user).map(\.version) == [1])
+        func row() throws -> String {
+            try PostgresTestServer.psql(
+                url, "SELECT xmin::text || ' ' || version FROM amber_sync_users WHERE id = \(user.id)")
+        }
+        let written = try row()
+        #expect(written.hasSuffix(" 1"))
+
+        #expect(try await database.push([create], clientID: "phone", for: user).map(\.version) == [1], "a retry")
+        let stale = Mutation(mutationID: 1, collection: "notes", id: "a", baseVersion: nil, value: ["n": .integer(2)])
+        #expect(try await database.push([stale], clientID: "tablet", for: user).map(\.status) == [.conflict])
+        #expect(try row() == written, "the row is the one the first push wrote")
+
+        let edit = Mutation(mutationID: 2, collection: "notes", id: "a", baseVersion: 1, value: ["n": .integer(3)])
+        #expect(try await database.push([edit], clientID: "phone", for: user).map(\.version) == [2])
+        #expect(try row().hasSuffix(" 2"), "a change still moves the counter")
+        await database.close()
+    }
+
     /// The two functions a batch of pushes goes through keep their plans for the session, made
     /// once: those plans must look every row up by its key even when made on tables small enough
     /// for a scan to be cheaper, or they would scan the tables whole once they had grown.
