@@ -74,6 +74,8 @@ let package = Package(
                 "Amber",
                 "AmberLock",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, which GRDB is built on: a batch's upserts bind their texts raw.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         // The wire types of sync, shared by client and server; Foundation only.

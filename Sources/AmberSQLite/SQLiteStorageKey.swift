@@ -108,20 +108,15 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
                     db.cachedStatement(sql: "SELECT MAX(position) FROM amber_records WHERE key = ?"),
                     arguments: [key]) ?? 0
             // An existing record keeps its position: the conflict clause leaves it alone.
-            let upsert = try db.cachedStatement(
-                sql: """
-                    INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
-                    """)
+            let upsert = try RecordUpsert(db, key: key, sequence: sequence)
+            defer { upsert.finish() }
             // Positions in the order the records were added; written in the order of their ids,
             // which is the table's: a large batch of random ids then fills each B-tree page in
             // one go instead of coming back to it, which writes each page once even when the
             // page cache cannot hold them all.
             for index in ByteOrder.sortedIndices(batch.upserts.map(\.id)) {
                 let record = batch.upserts[index]
-                try upsert.execute(arguments: [
-                    key, record.id, last + Int64(index) + 1, sequence, String(decoding: record.data, as: UTF8.self),
-                ])
+                try upsert.upsert(id: record.id, position: last + Int64(index) + 1, value: record.data)
             }
         }
         if sequence % SQLiteStorage.deletionPruningInterval == 0 { try pruneDeletions(before: sequence, db) }

@@ -97,6 +97,55 @@ import Testing
         }
     }
 
+    /// A batch's records go to SQLite through its C API (`RecordUpsert`): each id and text is
+    /// stored byte for byte, an existing record keeps its position and takes the new text, and
+    /// the statement is left ready for the writes after it.
+    @Test func aBatchStoresEachRecordsBytesAndKeepsPositions() throws {
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        let texts = [
+            "ä-1": #"{"id":"ä-1","index":1,"payload":"naïve 🍪 \u0000"}"#,
+            "b": #"{"id":"b","index":2,"payload":""}"#,
+            "a": #"{"id":"a","index":3,"payload":"x"}"#,
+        ]
+        try store.transaction { transaction in
+            transaction.add(Entry(id: "ä-1", index: 1, payload: "naïve 🍪 \u{0}"), encodedAs: texts["ä-1"]!)
+            transaction.add(Entry(id: "b", index: 2, payload: ""), encodedAs: texts["b"]!)
+            transaction.add(Entry(id: "a", index: 3, payload: "x"), encodedAs: texts["a"]!)
+        }
+        func rows() throws -> [(id: String, hex: String, position: Int64)] {
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id, hex(value), position FROM amber_records WHERE key = 'entries' ORDER BY position
+                        """
+                ).map { ($0[0], $0[1], $0[2]) }
+            }
+        }
+        func hex(_ text: String) -> String { text.utf8.map { String(format: "%02X", $0) }.joined() }
+        #expect(try rows().map(\.id) == ["ä-1", "b", "a"])
+        #expect(try rows().map(\.hex) == ["ä-1", "b", "a"].map { hex(texts[$0]!) })
+
+        // An update of b beside a new record: b keeps its place, c comes last.
+        let updated = #"{"id":"b","index":20,"payload":"y"}"#
+        try store.transaction { transaction in
+            transaction.add(Entry(id: "b", index: 20, payload: "y"), encodedAs: updated)
+            transaction.add(Entry(id: "c", index: 4, payload: "z"))
+        }
+        let after = try rows()
+        #expect(after.map(\.id) == ["ä-1", "b", "a", "c"])
+        #expect(after[1].hex == hex(updated))
+        #expect(after[1].position == 2)
+        // Single writes and removals after the batches, and a new instance reads them all.
+        try store.add(Entry(id: "d", index: 5, payload: "w"))
+        try store.remove(id: "a")
+        let reopened = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        #expect(reopened.all.map(\.id) == ["ä-1", "b", "c", "d"])
+        #expect(reopened[id: "b"]?.index == 20)
+        #expect(reopened[id: "ä-1"]?.payload == "naïve 🍪 \u{0}")
+    }
+
     @Test func aWriteTouchesOnlyTheChangedRecords() throws {
         let path = temporaryDatabasePath()
         let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
