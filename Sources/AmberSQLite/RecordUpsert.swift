@@ -66,12 +66,15 @@ struct RecordUpsert {
     }
 
     /// Binds `bytes` as text without copying them; an empty text is bound as `''`, not `NULL`.
+    /// A text longer than SQLite's lengths can say is `SQLITE_TOOBIG`, as SQLite answers one over
+    /// its own limit.
     private func bindText(_ index: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             return sqlite3_bind_text(statement, index, "", 0, SQLiteBinding.transient)
         }
+        guard let count = Int32(exactly: bytes.count) else { return SQLITE_TOOBIG }
         return sqlite3_bind_text(
-            statement, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLiteBinding.static)
+            statement, index, base.assumingMemoryBound(to: CChar.self), count, SQLiteBinding.static)
     }
 
     private func check(_ code: Int32) throws {
