@@ -40,7 +40,7 @@ struct RecordUpsert {
         var id = id
         try id.withUTF8 { id in
             try value.withUnsafeBytes { value in
-                try check(bindText(2, id))
+                try check(bindText(2, UnsafeRawBufferPointer(id)))
                 try check(sqlite3_bind_int64(statement, 3, position))
                 try check(bindText(5, UnsafeRawBufferPointer(value)))
                 let code = sqlite3_step(statement)
@@ -59,10 +59,6 @@ struct RecordUpsert {
     func finish() {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
-    }
-
-    private func bindText(_ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
-        bindText(index, UnsafeRawBufferPointer(bytes))
     }
 
     /// Binds `bytes` as text without copying them; an empty text is bound as `''`, not `NULL`.

@@ -146,6 +146,16 @@ import Testing
         #expect(reopened[id: "ä-1"]?.payload == "naïve 🍪 \u{0}")
     }
 
+    /// A storage's other users (a `StoreStorage` client, not a store) may write an empty record
+    /// or id: bound as the empty text, not as `NULL`, which the table refuses.
+    @Test func anEmptyRecordAndAnEmptyIdAreStoredAsEmptyTexts() throws {
+        let path = temporaryDatabasePath()
+        let handle = try SQLiteStorage(path: path).open(key: "raw")
+        let records = [StoredRecord(id: "", data: Data()), StoredRecord(id: "x", data: Data("{}".utf8))]
+        try handle.write { _ in StorageBatch(upserts: records) }
+        #expect(try SQLiteStorage(path: path).open(key: "raw").load() == records)
+    }
+
     @Test func aWriteTouchesOnlyTheChangedRecords() throws {
         let path = temporaryDatabasePath()
         let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
