@@ -240,4 +240,75 @@ import Testing
             #expect(failures.withLock { $0 } == [], "round \(round)")
         }
     }
+
+    /// Puts a file's records back into a table keyed by `(key, id)`, as versions before the
+    /// rowid table kept them, with the same indexes and triggers; returns how many triggers.
+    static func keyRecordsById(_ db: Database) throws -> Int {
+        let triggers = try Row.fetchAll(
+            db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'amber_records'")
+        for trigger in triggers {
+            try db.execute(sql: "DROP TRIGGER \((trigger["name"] as String).quotedDatabaseIdentifier)")
+        }
+        try db.execute(
+            sql: """
+                CREATE TABLE keyed (
+                    key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
+                    sequence INTEGER NOT NULL, value TEXT NOT NULL,
+                    PRIMARY KEY (key, id)) WITHOUT ROWID;
+                INSERT INTO keyed SELECT key, id, position, sequence, value FROM amber_records;
+                DROP TABLE amber_records;
+                ALTER TABLE keyed RENAME TO amber_records;
+                CREATE INDEX amber_records_position ON amber_records (key, position);
+                CREATE INDEX amber_records_sequence ON amber_records (key, sequence);
+                """)
+        for trigger in triggers {
+            try db.execute(sql: trigger["sql"] as String)
+        }
+        return triggers.count
+    }
+
+    /// A phone synced by a version that kept its records in a table keyed by id, whose widget
+    /// (a process that never opens sync) is the first to open the file after the update: the move
+    /// keeps the records, their shared bases and the triggers that log the widget's edit and keep
+    /// its base, so the app's next sync pushes the edit and it merges field by field.
+    @Test func aSyncedFileMovedToTheRowidTableKeepsItsBasesAndMerges() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let day = try Device(server: server, token: token)
+        let path = temporaryDirectory().appendingPathComponent("night.sqlite").path
+        let notes = [note("one"), note("two")]
+        try day.notes.add(contentsOf: notes)
+        _ = try await day.client.sync()
+        do {
+            let night = try Device(server: server, token: token, path: path)
+            #expect(try await night.client.sync().pulled == 2)
+        }
+        let triggers = try await DatabaseQueue(path: path).write { try Self.keyRecordsById($0) }
+        #expect(triggers == 5, "the change log's three and the bases' two")
+
+        do {
+            let widgetStorage = try SQLiteStorage(path: path)
+            let keyed = try await widgetStorage.database.read { db in
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')")
+            }
+            #expect(keyed == false, "moved when opened")
+            let widget = try IdentityStore<Note>(key: "notes", storage: widgetStorage)
+            try widget.update(id: notes[0].id) { $0.with(text: "edited at night") }
+        }
+        let night = try Device(server: server, token: token, path: path)
+        #expect(night.client.pendingCount == 1, "the widget's edit is logged")
+        let kept = try bases(night)[notes[0].id.uuidString]
+        #expect(kept.map { !$0.same && $0.value != nil } == true, "the base took the text it had")
+        try day.notes.update(id: notes[0].id) { $0.with(pinned: true) }
+        _ = try await day.client.sync()
+        #expect(try await night.client.sync().pushed == 1)
+        _ = try await day.client.sync()
+        for device in [day, night] {
+            #expect(device.notes[id: notes[0].id] == notes[0].with(text: "edited at night").with(pinned: true))
+            #expect(device.notes[id: notes[1].id] == notes[1])
+            #expect(device.client.pendingCount == 0)
+        }
+    }
 }
