@@ -146,45 +146,58 @@ public final class SQLiteStorage: StoreStorage {
     }
 
     /// The records table: a rowid table, its rows in the order they were first written, with a
-    /// unique index on `(key, id)`.
+    /// unique index on `(key, id)`; or, with `keyedById`, the table keyed by `(key, id)` itself
+    /// (`WITHOUT ROWID`) that files written before kept.
     ///
-    /// A table keyed by `(key, id)` itself (`WITHOUT ROWID`, as files written before kept them)
-    /// holds each record in its id's place: a large batch of new records with random ids rewrites
-    /// nearly every leaf of that tree, values and all. Here new records go to the table's end, and
-    /// only the index's small entries land at random.
-    private static func recordsTableDefinition(_ name: String, ifNotExists: Bool) -> String {
+    /// A table keyed by `(key, id)` holds each record in its id's place: a large batch of new
+    /// records with random ids rewrites nearly every leaf of that tree, values and all. In the
+    /// rowid table new records go to the table's end, and only the index's small entries land at
+    /// random.
+    private static func recordsTableDefinition(_ name: String, ifNotExists: Bool, keyedById: Bool = false) -> String {
         """
         \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
             key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
             sequence INTEGER NOT NULL, value TEXT NOT NULL,
-            UNIQUE (key, id))
+            \(keyedById ? "PRIMARY KEY (key, id)) WITHOUT ROWID" : "UNIQUE (key, id))")
         """
     }
 
     /// Moves the records of a file that keeps them in a table keyed by `(key, id)` into the rowid
-    /// table of ``recordsTableDefinition(_:ifNotExists:)``, in the transaction that prepares the
-    /// file; does nothing for a new file or one already moved.
+    /// table, in the transaction that prepares the file; does nothing for a new file or one
+    /// already moved.
     ///
-    /// The rows, their columns and the triggers other parts of this package put on the table
-    /// (sync's change log and bases) stay as they were; the indexes are made again by the caller.
     /// A library that still writes the old table reads and writes the new one unchanged (the same
     /// columns, the same conflict target), so the move needs no new schema version.
     private static func rebuildKeyedRecordsTable(_ db: Database) throws {
         let keyedByPrimaryKey = try Bool.fetchOne(
             db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')")
         guard keyedByPrimaryKey == true else { return }
+        try rebuildRecordsTable(db, keyedById: false)
+    }
+
+    /// Copies `amber_records` into a table of the given form (see
+    /// ``recordsTableDefinition(_:ifNotExists:keyedById:)``) that takes its name, in the caller's
+    /// transaction: the rows, their columns, the indexes and the triggers other parts of this
+    /// package put on the table (sync's change log and bases) stay as they were.
+    ///
+    /// `DROP TABLE` drops a table's triggers, so their SQL is read first and run again after.
+    /// Tests use `keyedById: true` to write a file as versions before the rowid table did.
+    package static func rebuildRecordsTable(_ db: Database, keyedById: Bool) throws {
         let triggers = try Row.fetchAll(
             db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'amber_records'")
         for trigger in triggers {
             try db.execute(sql: "DROP TRIGGER \((trigger["name"] as String).quotedDatabaseIdentifier)")
         }
+        let moved = recordsTableDefinition("amber_records_moved", ifNotExists: false, keyedById: keyedById)
         try db.execute(
             sql: """
-                CREATE TABLE \(recordsTableDefinition("amber_records_moved", ifNotExists: false));
+                CREATE TABLE \(moved);
                 INSERT INTO amber_records_moved (key, id, position, sequence, value)
                     SELECT key, id, position, sequence, value FROM amber_records ORDER BY key, position;
                 DROP TABLE amber_records;
                 ALTER TABLE amber_records_moved RENAME TO amber_records;
+                CREATE INDEX amber_records_position ON amber_records (key, position);
+                CREATE INDEX amber_records_sequence ON amber_records (key, sequence);
                 """)
         for trigger in triggers {
             try db.execute(sql: trigger["sql"] as String)

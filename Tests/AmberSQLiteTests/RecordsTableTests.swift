@@ -103,9 +103,10 @@ import Testing
 
         // Another instance on the moved file (as another process opens it) finds nothing to move.
         let again = try SQLiteStorage(path: path)
-        #expect(try IdentityStore<Entry>(key: "entries", storage: again).all.map(\.payload) == [
-            "third id, first place", "edited", "new",
-        ])
+        #expect(
+            try IdentityStore<Entry>(key: "entries", storage: again).all.map(\.payload) == [
+                "third id, first place", "edited", "new",
+            ])
         #expect(try again.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM amber_records") } == 4)
     }
 

@@ -241,32 +241,6 @@ import Testing
         }
     }
 
-    /// Puts a file's records back into a table keyed by `(key, id)`, as versions before the
-    /// rowid table kept them, with the same indexes and triggers; returns how many triggers.
-    static func keyRecordsById(_ db: Database) throws -> Int {
-        let triggers = try Row.fetchAll(
-            db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'amber_records'")
-        for trigger in triggers {
-            try db.execute(sql: "DROP TRIGGER \((trigger["name"] as String).quotedDatabaseIdentifier)")
-        }
-        try db.execute(
-            sql: """
-                CREATE TABLE keyed (
-                    key TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
-                    sequence INTEGER NOT NULL, value TEXT NOT NULL,
-                    PRIMARY KEY (key, id)) WITHOUT ROWID;
-                INSERT INTO keyed SELECT key, id, position, sequence, value FROM amber_records;
-                DROP TABLE amber_records;
-                ALTER TABLE keyed RENAME TO amber_records;
-                CREATE INDEX amber_records_position ON amber_records (key, position);
-                CREATE INDEX amber_records_sequence ON amber_records (key, sequence);
-                """)
-        for trigger in triggers {
-            try db.execute(sql: trigger["sql"] as String)
-        }
-        return triggers.count
-    }
-
     /// A phone synced by a version that kept its records in a table keyed by id, whose widget
     /// (a process that never opens sync) is the first to open the file after the update: the move
     /// keeps the records, their shared bases and the triggers that log the widget's edit and keep
@@ -284,8 +258,18 @@ import Testing
             let night = try Device(server: server, token: token, path: path)
             #expect(try await night.client.sync().pulled == 2)
         }
-        let triggers = try await DatabaseQueue(path: path).write { try Self.keyRecordsById($0) }
-        #expect(triggers == 5, "the change log's three and the bases' two")
+        // The file as versions before the rowid table kept it.
+        let old = try await DatabaseQueue(path: path).write { db in
+            try SQLiteStorage.rebuildRecordsTable(db, keyedById: true)
+            return (
+                keyed: try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')"),
+                triggers: try String.fetchAll(
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'amber_records'")
+            )
+        }
+        #expect(old.keyed == true)
+        #expect(old.triggers.count == 5, "the change log's three and the bases' two")
 
         do {
             let widgetStorage = try SQLiteStorage(path: path)
