@@ -62,7 +62,7 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
                         try WriterThreads.writing(storage.path) {
                             let current = try self.sequence(db)
                             let external = try self.changes(db, current: current)
-                            let context = SQLiteWriteContext(database: db, key: key)
+                            let context = SQLiteWriteContext(database: db, key: key, sequence: current)
                             let batch: StorageBatch
                             do {
                                 batch = try body(external, context)
@@ -178,8 +178,16 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
             ).map { StoredRecord(id: $0[0], data: Data(($0[1] as String).utf8)) })
     }
 
-    /// The highest sequence number of this key, from the tails of two indexes.
     private func sequence(_ db: Database) throws -> Int64 {
+        try SQLiteStorage.writeSequence(db, key: key)
+    }
+}
+
+extension SQLiteStorage {
+    /// The highest sequence number of `key`, from the tails of two indexes: every write of the
+    /// key, from any process, stamps its records or deletions with a higher one, so an equal
+    /// number read later in another transaction means that no write of the key came between.
+    package static func writeSequence(_ db: Database, key: String) throws -> Int64 {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT MAX(sequence) FROM (

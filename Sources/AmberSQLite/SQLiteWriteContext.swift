@@ -13,13 +13,17 @@ package final class SQLiteWriteContext {
     package let database: Database
     /// The key being written.
     package let key: String
+    /// The key's write sequence before this write: the highest sequence number stamped on its
+    /// records and deletions (``SQLiteStorage/writeSequence(_:key:)``).
+    package let sequence: Int64
     private var afterRecords: [(Database, _ written: StorageBatch) throws -> Void] = []
     /// The records the store wrote and deleted, once written.
     var written = StorageBatch()
 
-    init(database: Database, key: String) {
+    init(database: Database, key: String, sequence: Int64) {
         self.database = database
         self.key = key
+        self.sequence = sequence
     }
 
     /// Runs `work` in the same transaction once the store's records are written (also when the

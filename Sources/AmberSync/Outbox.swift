@@ -47,6 +47,9 @@ struct Outbox: Sendable {
         /// For a batch planned from the pending records, the last record it holds, in the order
         /// of planning: the next batch may be planned after it while this one is unanswered.
         var last: Position? = nil
+        /// For a batch planned from the pending records, each of its keys' write sequence
+        /// (`SQLiteStorage.writeSequence(_:key:)`) when it was planned.
+        var sequences: [String: Int64] = [:]
 
         var isEmpty: Bool { mutations.isEmpty }
     }
@@ -92,8 +95,14 @@ struct Outbox: Sendable {
                 try insert.execute(arguments: [mutation.mutationID, plan.key, body])
                 return mutation
             }
+            var sequences: [String: Int64] = [:]
+            // The planned records come in the order of their keys.
+            for (offset, plan) in planned.enumerated() where offset == 0 || planned[offset - 1].key != plan.key {
+                sequences[plan.key] = try SQLiteStorage.writeSequence(db, key: plan.key)
+            }
             return Batch(
-                mutations: mutations, bytes: bytes, last: planned.last.map { Position(key: $0.key, id: $0.id) })
+                mutations: mutations, bytes: bytes, last: planned.last.map { Position(key: $0.key, id: $0.id) },
+                sequences: sequences)
         }
     }
 

@@ -259,7 +259,9 @@ actor SyncEngine {
     /// Applies a push's answer: the server's states of the records pushed, the cursor moved past
     /// this client's own changes, the kept answer dropped.
     private func apply(_ received: Received, into report: inout Tally, done: inout SyncProgress) throws(SyncError) {
-        try applyAnswer(received.response, to: received.batch.mutations, sentAt: received.cursor, into: &report)
+        try applyAnswer(
+            received.response, to: received.batch.mutations, sentAt: received.cursor,
+            plannedAt: received.batch.sequences, into: &report)
         if received.kept {
             try database { try SyncSchema.dropAnswer($0, firstMutationID: received.batch.mutations[0].mutationID) }
         }
@@ -269,14 +271,16 @@ actor SyncEngine {
         progress(done)
     }
 
+    /// - Parameter sequences: Each key's write sequence when the mutations were planned, if known.
     private func applyAnswer(
-        _ response: PushResponse, to mutations: [Mutation], sentAt cursor: Int64, into report: inout Tally
+        _ response: PushResponse, to mutations: [Mutation], sentAt cursor: Int64,
+        plannedAt sequences: [String: Int64] = [:], into report: inout Tally
     ) throws(SyncError) {
         let answers = Outbox.answers(to: mutations, results: response.results)
         report.pushed += answers.applied
         report.pulled += answers.refused
         for key in answers.order {
-            report.merged += try apply(answers.states[key] ?? [], to: key)
+            report.merged += try apply(answers.states[key] ?? [], to: key, plannedAt: sequences[key])
         }
         try moveCursor(from: cursor, over: response)
     }
@@ -459,10 +463,12 @@ actor SyncEngine {
 
     // MARK: Support
 
-    private func apply(_ states: [ServerState], to key: String) throws(SyncError) -> [SyncConflict] {
+    private func apply(_ states: [ServerState], to key: String, plannedAt sequence: Int64? = nil) throws(SyncError)
+        -> [SyncConflict]
+    {
         guard let collection = collections.withLock({ $0[key] }) else { return [] }
         do {
-            return try collection.apply(states)
+            return try collection.apply(states, plannedAt: sequence)
         } catch let error as SyncError {
             throw error
         } catch {

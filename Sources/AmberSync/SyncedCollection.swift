@@ -42,8 +42,13 @@ protocol SyncedCollection: Sendable {
     /// Brings server states into the store as one transaction of origin `.sync`, with the sync
     /// tables updated in the same SQLite transaction.
     ///
+    /// - Parameters:
+    ///   - states: The server's states.
+    ///   - sequence: For the answers to a push, the key's write sequence when its mutations were
+    ///     planned, if known: when no write of the key came since, the store still holds what
+    ///     was sent, and it is not read again.
     /// - Returns: The records merged with conflicting fields.
-    func apply(_ states: [ServerState]) throws -> [SyncConflict]
+    func apply(_ states: [ServerState], plannedAt sequence: Int64?) throws -> [SyncConflict]
     /// Local writes (this process's and other processes'), as signals.
     func localWrites() -> AsyncStream<Void>
 }
@@ -144,7 +149,7 @@ where Value.ID: Sendable & Codable {
         return decoded
     }
 
-    func apply(_ states: [ServerState]) throws -> [SyncConflict] {
+    func apply(_ states: [ServerState], plannedAt sequence: Int64? = nil) throws -> [SyncConflict] {
         let decodedAhead = decodeAhead(states)
         return try store.syncTransaction { (transaction, context: SQLiteWriteContext) -> [SyncConflict] in
             let db = context.database
@@ -156,6 +161,7 @@ where Value.ID: Sendable & Codable {
             let hadPending = try SQLiteChangeLog.hasWritten(db, key: key)
             var conflicts: [SyncConflict] = []
             var marks: [(id: String, pending: Bool)] = []
+            marks.reserveCapacity(states.count)
             // A first sync has no bases yet: no look-up per record then.
             let hasBases = try SyncSchema.hasBases(db, key: key)
             // The stored bases, looked up in the table's order: a large batch of random ids then
@@ -164,21 +170,26 @@ where Value.ID: Sendable & Codable {
                 hasBases
                 ? try SyncSchema.bases(db, key: key, ids: ByteOrder.sorted(states.map(\.id)))
                 : [:]
-            // What the store holds for the records this client's pushes stored as sent, to tell
-            // whether they changed since.
-            let sentIDs = states.compactMap { $0.applied?.asSent == true ? $0.id : nil }
+            // No write of the key since the mutations were planned: the store holds what was sent.
+            let unchangedSincePlanned = sequence == context.sequence
+            // Otherwise what the store holds for the records this client's pushes stored as
+            // sent, to tell whether they changed since.
+            let sentIDs =
+                unchangedSincePlanned ? [] : states.compactMap { $0.applied?.asSent == true ? $0.id : nil }
             let storedTexts = sentIDs.isEmpty ? [:] : try SyncSchema.storedTexts(db, key: key, ids: sentIDs)
             try Outbox.markAnswered(states.compactMap(\.answered), in: db)
             // New bases, written at the end in the order of their ids (see `writeBases`); the
             // last for a record listed twice.
             var bases: [ExactText: SyncSchema.Base?] = [:]
+            bases.reserveCapacity(states.count)
             // Those of them known to be the text the store holds (a push stored as sent, the
             // record unchanged since): written without it, in one statement.
             var shared: Set<ExactText> = []
+            shared.reserveCapacity(states.count)
             for (index, state) in states.enumerated() {
                 // The record's id as the tables compare it, hashed once.
                 let recordID = ExactText(state.id)
-                let base = bases[recordID] ?? stored[recordID]
+                let base = bases[recordID] ?? (stored.isEmpty ? nil : stored[recordID])
                 if let base, state.version > 0, base.version >= state.version { continue }
                 // A base of a history the server no longer has (a restored backup) has a negated
                 // version. A server version below it is an older state than this client agreed
@@ -189,12 +200,12 @@ where Value.ID: Sendable & Codable {
                 bases.updateValue(
                     state.version > 0 ? SyncSchema.Base(version: state.version, value: state.value) : nil,
                     forKey: recordID)
-                shared.remove(recordID)
+                if !shared.isEmpty { shared.remove(recordID) }
                 if let applied = state.applied, applied.asSent {
                     // The server stored what was sent, and it is still the local value: the store
                     // has it already.
                     let sentText = applied.record?.text
-                    if storedTexts[recordID] == sentText {
+                    if unchangedSincePlanned || storedTexts[recordID] == sentText {
                         // The base is the sent text, which the store holds as it is.
                         if sentText != nil, state.version > 0 { shared.insert(recordID) }
                         marks.append((state.id, false))
@@ -290,6 +301,7 @@ where Value.ID: Sendable & Codable {
                 if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
                 // A record listed twice gets its last mark.
                 var last: [ExactText: Bool] = [:]
+                last.reserveCapacity(marks.count + writtenIDs.count)
                 for mark in marks { last[ExactText(mark.id)] = mark.pending }
                 // A record the store wrote under another id than its state's (an identity held
                 // under a record id of its own) is logged as written, as the triggers would.

@@ -98,10 +98,11 @@ import Testing
         let editedThere = serverText(edited)
         let takenThere = serverText(taken)
         let collection = try #require(device.client.collections.withLock { $0["notes"] })
-        _ = try collection.apply([
-            ServerState(id: edited.id.uuidString, version: 100, value: JSONRecord(unchecked: editedThere)),
-            ServerState(id: taken.id.uuidString, version: 101, value: JSONRecord(unchecked: takenThere)),
-        ])
+        _ = try collection.apply(
+            [
+                ServerState(id: edited.id.uuidString, version: 100, value: JSONRecord(unchecked: editedThere)),
+                ServerState(id: taken.id.uuidString, version: 101, value: JSONRecord(unchecked: takenThere)),
+            ], plannedAt: nil)
 
         #expect(device.notes[id: edited.id] == edited.with(text: "edited here").with(pinned: true), "merged")
         let bases = try bases(device)
