@@ -7,7 +7,9 @@ import GRDB
 /// records, each with an id of its own, and the client id they are sent under.
 ///
 /// A batch, once planned, is written to `amber_sync_outbox` before it is sent, and leaves it in
-/// the transaction that applies its answer (``markAnswered(_:in:)``). A batch sent and not
+/// the transaction that applies its answer (``markAnswered(_:in:)``). Each run of its mutations of
+/// one collection is one row, keyed by the run's first mutation id (a `MutationRun`); rows of one
+/// mutation each, written by earlier versions, are read too. A batch sent and not
 /// answered (a crash, a lost connection) is sent again exactly as it was, with the same mutation
 /// ids, so the server never applies it twice. When the server finds another device using the
 /// client id (this file was copied), ``renewClientID()`` takes a new one and drops the unanswered
@@ -85,15 +87,22 @@ struct Outbox: Sendable {
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, ?, ?)")
-            var bytes = 0
-            let mutations = try planned.enumerated().map { offset, plan in
-                let mutation = Mutation(
+            let mutations = planned.enumerated().map { offset, plan in
+                Mutation(
                     mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
                     baseVersion: plan.baseVersion, record: plan.value, fields: plan.fields)
-                let body = JSONWriter.text(of: mutation)
+            }
+            var bytes = 0
+            // One row for each run of one collection's mutations (the planned records come in
+            // the order of their keys): a batch is a few statements, not one a mutation.
+            var start = 0
+            while start < mutations.count {
+                var end = start + 1
+                while end < mutations.count, mutations[end].collection == mutations[start].collection { end += 1 }
+                let body = JSONWriter.text(of: MutationRun(Array(mutations[start..<end])))
                 bytes += body.utf8.count
-                try insert.execute(arguments: [mutation.mutationID, plan.key, body])
-                return mutation
+                try insert.execute(arguments: [mutations[start].mutationID, mutations[start].collection, body])
+                start = end
             }
             var sequences: [String: Int64] = [:]
             // The planned records come in the order of their keys.
@@ -177,7 +186,8 @@ struct Outbox: Sendable {
     }
 
     /// Removes answered mutations from the outbox: one statement for each run of consecutive ids
-    /// (a batch's mutations of one collection are one run).
+    /// (a batch's mutations of one collection are one run). A row holding a run of mutations goes
+    /// with its first one: a run's mutations are answered together.
     static func markAnswered(_ mutationIDs: [Int64], in db: Database) throws {
         let delete = try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox WHERE mutation_id BETWEEN ? AND ?")
         var ids = mutationIDs.sorted()[...]
@@ -198,7 +208,7 @@ struct Outbox: Sendable {
             db, sql: "SELECT collection, body FROM amber_sync_outbox ORDER BY mutation_id")
         guard !unanswered.isEmpty else { return nil }
         var bytes = 0
-        let mutations = try unanswered.map { row in
+        let mutations = try unanswered.flatMap { row in
             let collection: String = row[0]
             guard collections[collection] != nil else {
                 throw SyncError(
@@ -208,7 +218,7 @@ struct Outbox: Sendable {
             }
             let body: String = row[1]
             bytes += body.utf8.count
-            return try Mutation(jsonBytes: body.utf8)
+            return MutationRun.isRun(body) ? try MutationRun(jsonBytes: body.utf8).mutations : [try Mutation(jsonBytes: body.utf8)]
         }
         return Batch(mutations: mutations, bytes: bytes)
     }

@@ -171,6 +171,41 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
     }
 }
 
+/// Mutations kept together as one text, `{"mutations":[...]}`, each written as a push carries it:
+/// the form of a client's outbox rows.
+package struct MutationRun: Sendable, Equatable, JSONWireEncodable {
+    package let mutations: [Mutation]
+
+    package init(_ mutations: [Mutation]) {
+        self.mutations = mutations
+    }
+
+    /// Whether `text` is a run rather than a single mutation.
+    package static func isRun(_ text: String) -> Bool {
+        text.utf8.starts(with: #"{"mutations":"#.utf8)
+    }
+
+    package func write(to writer: inout JSONWriter) {
+        writer.raw(#"{"mutations":["#)
+        for (offset, mutation) in mutations.enumerated() {
+            if offset > 0 { writer.raw(",") }
+            mutation.write(to: &writer)
+        }
+        writer.raw("]}")
+    }
+
+    /// Reads a run as a push's mutations are read.
+    package init(jsonBytes bytes: some Collection<UInt8>) throws(JSONWireError) {
+        let (members, mutations) = try JSONReader.objectWithArray(bytes, key: "mutations") {
+            parser, path throws(JSONWireError) in try Mutation(reading: &parser, at: path)
+        }
+        guard members.isEmpty else {
+            throw JSONWireError.field(path: [], problem: "a run of mutations holds only \"mutations\"")
+        }
+        self.init(mutations)
+    }
+}
+
 extension Mutation: JSONWireEncodable, JSONWireDecodable {
     package func write(to writer: inout JSONWriter) {
         writer.raw(#"{"baseVersion":"#)

@@ -69,7 +69,7 @@ import Testing
         let first = try outbox.nextBatch(for: collections)
         #expect(first.mutations.map(\.mutationID) == [1, 2])
         #expect(first.mutations.allSatisfy { $0.baseVersion == nil && $0.fields == nil && $0.record != nil })
-        #expect(first.bytes == first.mutations.reduce(0) { $0 + JSONWriter.text(of: $1).utf8.count })
+        #expect(first.bytes == JSONWriter.text(of: MutationRun(first.mutations)).utf8.count)
         let again = try outbox.nextBatch(for: collections)
         #expect(again.mutations == first.mutations && again.bytes == first.bytes, "sent again, as it was")
 
@@ -178,6 +178,57 @@ import Testing
         }
         let outbox = Outbox(storage: storage, clientID: "phone")
         #expect(throws: SyncError.self) { _ = try outbox.nextBatch(for: collections) }
+    }
+
+    /// A broken run of mutations in the file is an error too, not a batch sent without them.
+    @Test func anUnreadableRunOfMutationsInTheFileIsAnError() throws {
+        try storage.database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO amber_sync_outbox (mutation_id, collection, body)
+                    VALUES (1, 'notes', '{"mutations":[{"mutationID":1}]}')
+                    """)
+        }
+        let outbox = Outbox(storage: storage, clientID: "phone")
+        #expect(throws: SyncError.self) { _ = try outbox.nextBatch(for: collections) }
+    }
+
+    /// A batch is kept as one row for each run of one collection's mutations, keyed by the run's
+    /// first id, and read back as it was planned; answering a run removes its row; a row of one
+    /// mutation, as earlier versions kept them, is read and sent too.
+    @Test func aBatchIsKeptAsOneRowForEachRunOfACollectionsMutations() throws {
+        let archive = try IdentityStore<Note>(key: "archive", storage: storage)
+        try storage.database.write { db in _ = try SyncSchema.register(db, key: "archive") }
+        var collections = collections
+        collections["archive"] = TypedCollection(store: archive, key: "archive") { _, mine, _ in (mine, nil) }
+        try notes.add(contentsOf: [note("a"), note("b"), note("c")])
+        try archive.add(contentsOf: [note("d"), note("e")])
+        let outbox = Outbox(storage: storage, clientID: "phone")
+        func rows() throws -> [String] {
+            try storage.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT mutation_id, collection FROM amber_sync_outbox ORDER BY mutation_id")
+                    .map { "\($0[0] as Int64) \($0[1] as String)" }
+            }
+        }
+
+        let batch = try outbox.nextBatch(for: collections)
+        #expect(batch.mutations.map(\.collection) == ["archive", "archive", "notes", "notes", "notes"])
+        #expect(try rows() == ["1 archive", "3 notes"])
+        #expect(try outbox.unanswered(for: collections) == batch.mutations)
+
+        try storage.database.write { db in try Outbox.markAnswered([1, 2], in: db) }
+        #expect(try rows() == ["3 notes"])
+        let earlier = Mutation(
+            mutationID: 6, collection: "archive", id: "f", baseVersion: nil,
+            record: JSONRecord(unchecked: #"{"text":"f"}"#))
+        try storage.database.write { db in
+            try db.execute(
+                sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (6, 'archive', ?)",
+                arguments: [JSONWriter.text(of: earlier)])
+        }
+        #expect(try outbox.unanswered(for: collections) == Array(batch.mutations[2...]) + [earlier])
+        let again = try outbox.nextBatch(for: collections)
+        #expect(again.mutations == Array(batch.mutations[2...]) + [earlier], "sent again, as they were")
     }
 
     @Test func answersMatchEachMutationWithItsResultByCollection() throws {

@@ -118,9 +118,12 @@ import Testing
             await phone.client.engine.apply(pushBatchSize: 10)
             await #expect(throws: SyncError.self) { try await phone.client.sync() }
             let outbox = try phone.storage.syncWrite {
-                try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_outbox")
+                try Row.fetchOne(
+                    $0, sql: "SELECT COUNT(*), SUM(json_array_length(body, '$.mutations')) FROM amber_sync_outbox")
             }
-            #expect(outbox == 20, "the batch whose answer was lost, and the one planned after it")
+            #expect(
+                outbox.map { [$0[0], $0[1]] } == [2, 20],
+                "the batch whose answer was lost, and the one planned after it: a row each")
             #expect(losing.pushes.withLock { $0.count } == 2)
         }
         let phone = try Device(server: server, token: token, path: path)
