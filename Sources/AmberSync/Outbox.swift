@@ -218,7 +218,8 @@ struct Outbox: Sendable {
             }
             let body: String = row[1]
             bytes += body.utf8.count
-            return MutationRun.isRun(body) ? try MutationRun(jsonBytes: body.utf8).mutations : [try Mutation(jsonBytes: body.utf8)]
+            return MutationRun.isRun(body)
+                ? try MutationRun(jsonBytes: body.utf8).mutations : [try Mutation(jsonBytes: body.utf8)]
         }
         return Batch(mutations: mutations, bytes: bytes)
     }
