@@ -14,7 +14,8 @@ import GRDB
 ///   text the store holds for the record (after a pull or a push, most are) keeps no copy of it:
 ///   `same` is 1 and `value` is `NULL`, and triggers on `amber_records` copy the text into the
 ///   base before the store's record changes or goes, whichever process writes it.
-/// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash.
+/// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash;
+///   a row holds a run of one collection's mutations (`MutationRun`), keyed by its first mutation id.
 /// - `amber_sync_answers`: push answers received and not yet applied, applied first after a crash:
 ///   the next batch goes to the server while the client applies the answer to the one before, and
 ///   the server then forgets that answer.
