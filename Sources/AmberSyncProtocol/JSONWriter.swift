@@ -143,6 +143,17 @@ package struct JSONWriter {
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }
 
+extension JSONWriter {
+    /// Appends the elements of an array, each as it writes itself, separated by commas: the
+    /// brackets are the caller's, written with the keys around them.
+    package mutating func writeElements(_ elements: some Sequence<some JSONWireEncodable>) {
+        for (offset, element) in elements.enumerated() {
+            if offset > 0 { raw(",") }
+            element.write(to: &self)
+        }
+    }
+}
+
 /// A protocol value that writes its own exact JSON form.
 package protocol JSONWireEncodable {
     /// Appends the value's JSON text to `writer`.

@@ -135,10 +135,7 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
         writer.raw(#"{"clientID":"#)
         writer.write(clientID)
         writer.raw(#","mutations":["#)
-        for (offset, mutation) in mutations.enumerated() {
-            if offset > 0 { writer.raw(",") }
-            mutation.write(to: &writer)
-        }
+        writer.writeElements(mutations)
         writer.raw("]")
         if let cursor {
             writer.raw(#","cursor":"#)
@@ -187,10 +184,7 @@ package struct MutationRun: Sendable, Equatable, JSONWireEncodable {
 
     package func write(to writer: inout JSONWriter) {
         writer.raw(#"{"mutations":["#)
-        for (offset, mutation) in mutations.enumerated() {
-            if offset > 0 { writer.raw(",") }
-            mutation.write(to: &writer)
-        }
+        writer.writeElements(mutations)
         writer.raw("]}")
     }
 
@@ -424,10 +418,7 @@ extension MutationResult {
 extension PushResponse: JSONWireEncodable, JSONWireDecodable {
     package func write(to writer: inout JSONWriter) {
         writer.raw(#"{"results":["#)
-        for (offset, result) in results.enumerated() {
-            if offset > 0 { writer.raw(",") }
-            result.write(to: &writer)
-        }
+        writer.writeElements(results)
         writer.raw("]")
         if let cursor {
             writer.raw(#","cursor":"#)
@@ -511,10 +502,7 @@ extension PullResponse: JSONWireEncodable, JSONWireDecodable {
 
     package func write(to writer: inout JSONWriter) {
         writer.raw(#"{"changes":["#)
-        for (offset, change) in changes.enumerated() {
-            if offset > 0 { writer.raw(",") }
-            change.write(to: &writer)
-        }
+        writer.writeElements(changes)
         writer.raw(#"],"cursor":"#)
         writer.write(cursor)
         if let cursorTag {
