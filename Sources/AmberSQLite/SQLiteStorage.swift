@@ -169,10 +169,15 @@ public final class SQLiteStorage: StoreStorage {
     /// A library that still writes the old table reads and writes the new one unchanged (the same
     /// columns, the same conflict target), so the move needs no new schema version.
     private static func rebuildKeyedRecordsTable(_ db: Database) throws {
-        let keyedByPrimaryKey = try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')")
-        guard keyedByPrimaryKey == true else { return }
+        guard try keepsRecordsKeyedById(db) else { return }
         try rebuildRecordsTable(db, keyedById: false)
+    }
+
+    /// Whether `amber_records` is the table keyed by `(key, id)` of files written before the
+    /// rowid table (its primary key is an index of its own); `false` when there is no such table.
+    package static func keepsRecordsKeyedById(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')") ?? false
     }
 
     /// Copies `amber_records` into a table of the given form (see

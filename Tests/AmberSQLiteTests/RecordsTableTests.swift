@@ -38,11 +38,6 @@ import Testing
         }
     }
 
-    private func keyedByPrimaryKey(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')") ?? true
-    }
-
     private func schema(_ db: Database) throws -> [String] {
         try String.fetchAll(
             db, sql: "SELECT type || ' ' || name FROM sqlite_master WHERE tbl_name = 'amber_records' ORDER BY 1")
@@ -50,7 +45,7 @@ import Testing
 
     @Test func aNewFileKeepsItsRecordsInARowidTable() throws {
         let storage = try SQLiteStorage(path: temporaryDatabasePath())
-        let keyed = try storage.database.read { try keyedByPrimaryKey($0) }
+        let keyed = try storage.database.read { try SQLiteStorage.keepsRecordsKeyedById($0) }
         #expect(!keyed)
         // A rowid table answers for `rowid`; one without rowids does not know the column.
         let rowids = try storage.database.read { try Int.fetchAll($0, sql: "SELECT rowid FROM amber_records") }
@@ -73,7 +68,7 @@ import Testing
         let storage = try SQLiteStorage(path: path)
         let after = try storage.database.read { db in
             (
-                keyed: try keyedByPrimaryKey(db), schema: try schema(db),
+                keyed: try SQLiteStorage.keepsRecordsKeyedById(db), schema: try schema(db),
                 rows: try Row.fetchAll(db, sql: "SELECT * FROM amber_records ORDER BY key, id"),
                 version: try Int.fetchOne(db, sql: "SELECT value FROM amber_meta WHERE name = 'schema'")
             )

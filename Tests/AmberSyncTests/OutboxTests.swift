@@ -180,14 +180,16 @@ import Testing
         #expect(throws: SyncError.self) { _ = try outbox.nextBatch(for: collections) }
     }
 
-    /// A broken run of mutations in the file is an error too, not a batch sent without them.
-    @Test func anUnreadableRunOfMutationsInTheFileIsAnError() throws {
+    /// A broken run of mutations in the file is an error too, not a batch sent without them: a
+    /// mutation cut short, a run with members besides its mutations, a run that is not JSON.
+    @Test(arguments: [
+        #"{"mutations":[{"mutationID":1}]}"#, #"{"mutations":[],"clientID":"phone"}"#, #"{"mutations":["#,
+    ])
+    func anUnreadableRunOfMutationsInTheFileIsAnError(body: String) throws {
         try storage.database.write { db in
             try db.execute(
-                sql: """
-                    INSERT INTO amber_sync_outbox (mutation_id, collection, body)
-                    VALUES (1, 'notes', '{"mutations":[{"mutationID":1}]}')
-                    """)
+                sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (1, 'notes', ?)",
+                arguments: [body])
         }
         let outbox = Outbox(storage: storage, clientID: "phone")
         #expect(throws: SyncError.self) { _ = try outbox.nextBatch(for: collections) }

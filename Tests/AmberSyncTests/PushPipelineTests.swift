@@ -231,6 +231,59 @@ import Testing
         }
     }
 
+    /// Another process (an app extension) changes a record while its batch is at the server: the
+    /// answer finds the key written since the batch was planned (its write sequence moved), so
+    /// the record stays pending and the change goes with the next push.
+    @Test func aRecordAnotherProcessChangesWhileItsBatchIsAtTheServerGoesAgain() async throws {
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let path = temporaryDirectory().appendingPathComponent("app.sqlite").path
+        let storage = try SQLiteStorage(path: path)
+        let entries = try IdentityStore<Entry>(key: "entries", storage: storage)
+        try entries.add(contentsOf: (0..<20).map { Entry(id: "e-\($0)", index: 0, payload: "p") })
+        final class WritingTransport: SyncTransport {
+            let inner: any SyncTransport
+            let path: String
+            let written = LockedValue(false)
+            init(_ inner: any SyncTransport, path: String) {
+                self.inner = inner
+                self.path = path
+            }
+            var server: URL { inner.server }
+            func send(_ request: SyncTransportRequest) async throws(SyncError) -> SyncTransportResponse {
+                let first = written.withLock { written in
+                    defer { written = true }
+                    return !written
+                }
+                if request.path == "v1/push", first {
+                    let writer = Process()
+                    writer.executableURL = builtExecutable(named: "amber-sqlite-writer")
+                    writer.arguments = [path, "entries", "increment", "e-0", "1"]
+                    let result: ProcessResult
+                    do { result = try await runToEndOnItsOwnThread(writer) } catch {
+                        throw SyncError(.storage, "the writer did not run: \(error)")
+                    }
+                    guard result.status == 0 else { throw SyncError(.storage, "the writer failed: \(result.error)") }
+                }
+                return try await inner.send(request)
+            }
+        }
+        let client = try SyncClient(
+            storage: storage, transport: WritingTransport(server.transport, path: path), tokenProvider: { token })
+        try client.add(entries) { _, mine, _ in mine }
+
+        _ = try await client.sync()
+        #expect(client.pendingCount == 0)
+        let otherStorage = try SQLiteStorage(path: temporaryDirectory().appendingPathComponent("other.sqlite").path)
+        let otherEntries = try IdentityStore<Entry>(key: "entries", storage: otherStorage)
+        let other = try server.client(storage: otherStorage, token: token)
+        try other.add(otherEntries) { _, mine, _ in mine }
+        _ = try await other.sync()
+        #expect(otherEntries.count == 20)
+        #expect(otherEntries[id: "e-0"]?.index == 1, "the other process's change reached the server")
+    }
+
     /// The state a process leaves when it stops after keeping a batch's answer and sending the
     /// next batch, before applying that answer: the server has applied both batches and forgot
     /// the first one's answers. The next sync applies the kept answer first; sending the first

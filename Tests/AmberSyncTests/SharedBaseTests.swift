@@ -263,8 +263,7 @@ import Testing
         let old = try await DatabaseQueue(path: path).write { db in
             try SQLiteStorage.rebuildRecordsTable(db, keyedById: true)
             return (
-                keyed: try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')"),
+                keyed: try SQLiteStorage.keepsRecordsKeyedById(db),
                 triggers: try String.fetchAll(
                     db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'amber_records'")
             )
@@ -274,10 +273,7 @@ import Testing
 
         do {
             let widgetStorage = try SQLiteStorage(path: path)
-            let keyed = try await widgetStorage.database.read { db in
-                try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_index_list('amber_records') WHERE origin = 'pk')")
-            }
+            let keyed = try await widgetStorage.database.read { try SQLiteStorage.keepsRecordsKeyedById($0) }
             #expect(keyed == false, "moved when opened")
             let widget = try IdentityStore<Note>(key: "notes", storage: widgetStorage)
             try widget.update(id: notes[0].id) { $0.with(text: "edited at night") }
