@@ -4,65 +4,94 @@ import GRDB
 /// Single-record pushes over HTTP against the same row writes as raw single-statement
 /// transactions on a database of the same backend.
 enum PushThroughput {
-    static func run(backend: Backend, pushes: Int, users: Int) async throws {
+    static func run(backend: Backend, pushes: Int, users: Int, rounds: Int) async throws {
         // One user, `pushes` pushes from 10 clients. One user's pushes commit one after another
         // (its versions commit in order), so its target is looser.
         try await measure(
             backend: backend, figure: "push-one-user",
             name: "one user, \(pushes) single-record pushes from 10 concurrent clients",
-            users: 1, clientsPerUser: 10, pushesPerClient: max(pushes / 10, 1), postgresTarget: 4)
+            users: 1, clientsPerUser: 10, pushesPerClient: max(pushes / 10, 1), rounds: rounds, postgresTarget: 4)
         // `users` users, 100 pushes each, all at once.
         try await measure(
             backend: backend, figure: "push-many-users",
             name: "\(users) users x 100 single-record pushes, concurrently",
-            users: users, clientsPerUser: 1, pushesPerClient: 100, postgresTarget: 2)
+            users: users, clientsPerUser: 1, pushesPerClient: 100, rounds: rounds, postgresTarget: 2)
     }
 
-    /// Measures one figure; `postgresTarget` is its target ratio on PostgreSQL (none on SQLite).
+    /// Measures one figure over `rounds` rounds, each of ours, the same pushes unstored and the
+    /// baseline, one after another, and reports the medians: on a shared machine one round's
+    /// times move by half from one run to the next. `postgresTarget` is its target ratio on
+    /// PostgreSQL (none on SQLite).
     static func measure(
         backend: Backend, figure: String, name: String, users: Int, clientsPerUser: Int, pushesPerClient: Int,
-        postgresTarget: Double
+        rounds: Int, postgresTarget: Double
     ) async throws {
-        let ours = try await pushLoad(
-            backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
-            storingPushes: true)
-        let unstored = try await pushLoad(
-            backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
-            storingPushes: false)
+        var (oursRounds, serverCPURounds, unstoredRounds, unstoredCPURounds, baselineRounds) = (
+            [Double](), [Double](), [Double](), [Double](), [Double]()
+        )
         let total = users * clientsPerUser * pushesPerClient
         let clients = users * clientsPerUser
-
-        let baseline = try await RawWrites.run(
-            backend: backend, location: try await backend.newDatabase(), users: users, clients: clients,
-            writesPerClient: pushesPerClient)
+        for _ in 0..<max(rounds, 1) {
+            let stored = try await pushLoad(
+                backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
+                storingPushes: true)
+            let unstored = try await pushLoad(
+                backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
+                storingPushes: false)
+            baselineRounds.append(
+                try await RawWrites.run(
+                    backend: backend, location: try await backend.newDatabase(), users: users, clients: clients,
+                    writesPerClient: pushesPerClient))
+            oursRounds.append(stored.seconds)
+            serverCPURounds.append(stored.serverCPU)
+            unstoredRounds.append(unstored.seconds)
+            unstoredCPURounds.append(unstored.serverCPU)
+        }
+        let (ours, serverCPU) = (percentile(oursRounds, 0.5), percentile(serverCPURounds, 0.5))
+        let (unstored, unstoredServerCPU) = (percentile(unstoredRounds, 0.5), percentile(unstoredCPURounds, 0.5))
+        let baseline = percentile(baselineRounds, 0.5)
+        let rounds = Double(oursRounds.count)
         report(
             "sync \(backend.kind.rawValue) push: \(name): \(format(ours)) s, \(Int(Double(total) / ours)) pushes/s; "
                 + "baseline \(total) raw single-statement transactions from \(clients) writers: \(format(baseline)) s, "
-                + "\(Int(Double(total) / baseline)) writes/s; ratio \(format(ours / baseline)) (target ≤ \(format(postgresTarget, 0)) on PostgreSQL)"
+                + "\(Int(Double(total) / baseline)) writes/s; ratio \(format(ours / baseline)) (target ≤ \(format(postgresTarget, 0)) on PostgreSQL); "
+                + "server CPU \(format(serverCPU)) s; medians of \(oursRounds.count) rounds (ours \(list(oursRounds)) s, "
+                + "baseline \(list(baselineRounds)) s)"
         )
         try benchmarkRun.record(
             figure, backend: backend,
-            description: "\(name) over HTTP, against as many raw single-statement transactions from \(clients) writers",
+            description: "\(name) over HTTP, against as many raw single-statement transactions from \(clients) writers "
+                + "(medians of alternating rounds)",
             ours: ours, baseline: baseline, unit: "s", targetRatio: backend.kind == .postgres ? postgresTarget : nil,
             details: [
                 "pushes": Double(total), "pushes_per_s": Double(total) / ours, "writes_per_s": Double(total) / baseline,
+                "server_cpu_s": serverCPU, "rounds": rounds,
             ])
         report(
             "sync \(backend.kind.rawValue) push: \(name), answered without storing: \(format(unstored)) s; "
-                + "ratio to the baseline \(format(unstored / baseline))")
+                + "ratio to the baseline \(format(unstored / baseline)); server CPU \(format(unstoredServerCPU)) s")
         try benchmarkRun.record(
             figure + "-unstored", backend: backend,
             description:
                 "the same pushes to a server that answers them without its database (`UnstoredPushes`: HTTP, tokens and JSON only), against the same raw transactions",
             ours: unstored, baseline: baseline, unit: "s", targetRatio: nil,
-            details: ["pushes": Double(total), "pushes_per_s": Double(total) / unstored])
+            details: [
+                "pushes": Double(total), "pushes_per_s": Double(total) / unstored, "server_cpu_s": unstoredServerCPU,
+                "rounds": rounds,
+            ])
     }
 
-    /// Runs the figure's pushes against a new server and returns their time; with `storingPushes`
-    /// false, against one that answers without storing (``UnstoredPushes``).
+    /// `values` as `a, b, c` with two decimals.
+    private static func list(_ values: [Double]) -> String {
+        values.map { format($0) }.joined(separator: ", ")
+    }
+
+    /// Runs the figure's pushes against a new server and returns their time and the CPU time the
+    /// server process spent meanwhile (steadier than the time on a shared machine); with
+    /// `storingPushes` false, against one that answers without storing (``UnstoredPushes``).
     static func pushLoad(
         backend: Backend, users: Int, clientsPerUser: Int, pushesPerClient: Int, storingPushes: Bool
-    ) async throws -> Double {
+    ) async throws -> (seconds: Double, serverCPU: Double) {
         let location = try await backend.newDatabase()
         let tokens = try await Backend.addUsers((0..<users).map { "user-\($0)" }, at: location)
         let server = try await ServerProcess.start(database: location, storingPushes: storingPushes)
@@ -75,6 +104,7 @@ enum PushThroughput {
         try await concurrently(clients, width: clients) { client in
             _ = try await LoadClient.pull(url, token: tokenList[client / clientsPerUser], cursor: 0, limit: 1)
         }
+        let cpuBefore = Memory.cpuSeconds(of: server.pid)
         let start = ContinuousClock.now
         try await concurrently(clients, width: clients) { client in
             let token = tokenList[client / clientsPerUser]
@@ -86,7 +116,7 @@ enum PushThroughput {
                 guard results.first?.status == "applied" else { throw BenchmarkError("push \(id) was not applied") }
             }
         }
-        return seconds(since: start)
+        return (seconds(since: start), Memory.cpuSeconds(of: server.pid) - cpuBefore)
     }
 }
 

@@ -102,6 +102,10 @@ enum RawServerInsert {
                         user_id bigint NOT NULL, collection text NOT NULL, id text NOT NULL,
                         version bigint NOT NULL, value text, PRIMARY KEY (user_id, collection, id))
                     """, logger: RawPostgres.logger)
+                // The index the server's table keeps for pulls, as on SQLite.
+                try await client.query(
+                    "CREATE UNIQUE INDEX raw_records_by_version ON raw_records(user_id, version)",
+                    logger: RawPostgres.logger)
                 let start = ContinuousClock.now
                 try await client.withTransaction(logger: RawPostgres.logger) { connection in
                     // In statements of 1,000 rows, as arrays: one round trip each.

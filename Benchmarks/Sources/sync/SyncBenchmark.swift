@@ -72,7 +72,9 @@ enum Figure: String, CaseIterable {
         case .initialSync: try await InitialSync.run(backend: backend, records: options.records)
         case .firstPush: try await FirstPush.run(backend: backend, records: options.records)
         case .page: try await PageRead.run(backend: backend, records: options.pageRecords)
-        case .push: try await PushThroughput.run(backend: backend, pushes: options.pushes, users: options.users)
+        case .push:
+            try await PushThroughput.run(
+                backend: backend, pushes: options.pushes, users: options.users, rounds: options.rounds)
         case .propagation:
             try await Propagation.run(backend: backend, changes: options.changes, waiting: options.waiting)
         case .fanOut: try await FanOut.run(backend: backend, pulls: options.fanOut, writes: options.fanOutWrites)
