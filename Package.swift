@@ -68,14 +68,23 @@ let package = Package(
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
             ]
         ),
+        // Statements of many rows bound through SQLite's C API (the store's upserts, the sync
+        // server's record writes).
+        .target(
+            name: "AmberSQLiteStatement",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, which GRDB is built on.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
         .target(
             name: "AmberSQLite",
             dependencies: [
                 "Amber",
                 "AmberLock",
+                "AmberSQLiteStatement",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, which GRDB is built on: a batch's upserts bind their texts raw.
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         // The wire types of sync, shared by client and server; Foundation only.
@@ -107,6 +116,7 @@ let package = Package(
                 "AmberFileFlush",
                 "AmberLock",
                 "AmberSyncProtocol",
+                "AmberSQLiteStatement",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -219,6 +229,7 @@ let package = Package(
             dependencies: [
                 "Amber",
                 "AmberSQLite",
+                "AmberSQLiteStatement",
                 "amber-sqlite-writer",
                 "AmberTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,34 +1,31 @@
+import AmberSQLiteStatement
 import Foundation
 import GRDB
-import GRDBSQLite
 
-/// The statement that upserts a batch's records, bound and stepped through SQLite's C API.
+/// The statement that upserts a batch's records, bound and stepped through SQLite's C API
+/// (`BoundStatement`).
 ///
 /// Through GRDB, each record cost a `StatementArguments` of five boxed values, a `String` made
 /// from the record's bytes (a copy and a UTF-8 check), and GRDB's checks around each step:
 /// together about as much of a large batch's write as SQLite's own insert. Here the key and the
 /// sequence number are bound once for the batch; each record binds its id, position and bytes
-/// (borrowed, not copied: SQLite reads them during the step) and steps once.
-///
-/// The statement is GRDB's cached statement for a text no other code runs, so GRDB never finds
-/// it half bound: ``finish()`` resets it and clears its bindings.
+/// (borrowed, not copied) and steps once.
 struct RecordUpsert {
     static let sql = """
         INSERT INTO amber_records (key, id, position, sequence, value) VALUES (?1, ?2, ?3, ?4, ?5)
         ON CONFLICT (key, id) DO UPDATE SET sequence = excluded.sequence, value = excluded.value
         """
 
-    private let statement: SQLiteStatement
+    private let statement: BoundStatement
 
     /// Prepares (or takes from GRDB's cache) the statement, bound to `key` and `sequence`.
     init(_ db: Database, key: String, sequence: Int64) throws {
-        statement = try db.cachedStatement(sql: Self.sql).sqliteStatement
-        finish()
+        statement = try BoundStatement(db, sql: Self.sql)
         do {
-            try check(sqlite3_bind_text(statement, 1, key, -1, SQLiteBinding.transient))
-            try check(sqlite3_bind_int64(statement, 4, sequence))
+            try statement.bind(copyOf: key, at: 1)
+            try statement.bind(sequence, at: 4)
         } catch {
-            finish()
+            statement.finish()
             throw error
         }
     }
@@ -40,51 +37,16 @@ struct RecordUpsert {
         var id = id
         try id.withUTF8 { id in
             try value.withUnsafeBytes { value in
-                try check(bindText(2, UnsafeRawBufferPointer(id)))
-                try check(sqlite3_bind_int64(statement, 3, position))
-                try check(bindText(5, UnsafeRawBufferPointer(value)))
-                let code = sqlite3_step(statement)
-                // The borrowed bytes must not outlive this closure: reset ends the step's use of them.
-                guard code == SQLITE_DONE else {
-                    let error = failure(code)
-                    sqlite3_reset(statement)
-                    throw error
-                }
-                try check(sqlite3_reset(statement))
+                try statement.bind(borrowing: UnsafeRawBufferPointer(id), at: 2)
+                try statement.bind(position, at: 3)
+                try statement.bind(borrowing: value, at: 5)
+                try statement.step()
             }
         }
     }
 
     /// Leaves the statement reset with no bindings, as GRDB's cache expects none.
     func finish() {
-        sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
+        statement.finish()
     }
-
-    /// Binds `bytes` as text without copying them; an empty text is bound as `''`, not `NULL`.
-    /// A text longer than SQLite's lengths can say is `SQLITE_TOOBIG`, as SQLite answers one over
-    /// its own limit.
-    private func bindText(_ index: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else {
-            return sqlite3_bind_text(statement, index, "", 0, SQLiteBinding.transient)
-        }
-        guard let count = Int32(exactly: bytes.count) else { return SQLITE_TOOBIG }
-        return sqlite3_bind_text(
-            statement, index, base.assumingMemoryBound(to: CChar.self), count, SQLiteBinding.static)
-    }
-
-    private func check(_ code: Int32) throws {
-        guard code == SQLITE_OK else { throw failure(code) }
-    }
-
-    private func failure(_ code: Int32) -> DatabaseError {
-        let message = sqlite3_db_handle(statement).map { String(cString: sqlite3_errmsg($0)) }
-        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: Self.sql)
-    }
-}
-
-/// SQLite's destructor arguments for a bound text: `static` borrows it, `transient` copies it.
-enum SQLiteBinding {
-    static let `static`: sqlite3_destructor_type? = nil
-    static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }

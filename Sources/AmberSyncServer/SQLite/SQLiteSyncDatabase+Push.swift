@@ -46,7 +46,8 @@ extension SQLiteSyncDatabase {
             // after, for a later mutation of the same record.
             var records = try Self.records(in: db, userID: user.id, of: mutations)
             // Looked up once for the push, not by its SQL text for each record it stores.
-            let storeStatement = try Self.storeStatement(in: db)
+            let recordStore = try RecordStore(db, userID: user.id, at: now)
+            defer { recordStore.finish() }
             var resolution = PushResolution(clientID: clientID, version: startVersion, lastMutationID: lastMutationID)
             var results: [MutationResult] = []
             results.reserveCapacity(mutations.count)
@@ -63,9 +64,7 @@ extension SQLiteSyncDatabase {
                     continue
                 }
                 if case .applied(let record, _) = outcome {
-                    try Self.store(
-                        record, with: storeStatement, userID: user.id, collection: mutation.collection,
-                        id: mutation.id, at: now)
+                    try recordStore.store(record, collection: mutation.collection, id: mutation.id)
                     records[key] = record
                 }
                 answers.append(outcome.result, fingerprint: fingerprint)
@@ -144,34 +143,6 @@ extension SQLiteSyncDatabase {
             )
         }
         return records
-    }
-
-    /// The statement ``store(_:with:userID:collection:id:at:)`` runs.
-    private static func storeStatement(in db: Database) throws -> Statement {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO amber_sync_records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (user_id, collection, id) DO UPDATE SET
-                    version = excluded.version,
-                    created_version = excluded.created_version,
-                    value = excluded.value,
-                    field_versions = excluded.field_versions,
-                    changed_at = excluded.changed_at
-                """)
-    }
-
-    /// Writes `record` with `statement` (``storeStatement(in:)``), its value as its text (a
-    /// record stored as sent: the sent text, which the request's reading wrote as the protocol
-    /// writes objects).
-    private static func store(
-        _ record: ServerRecord, with statement: Statement, userID: Int64, collection: String, id: String,
-        at time: TimeInterval
-    ) throws {
-        try statement.execute(arguments: [
-            userID, collection, id, record.version, record.createdVersion,
-            record.record?.text, JSONText.encode(record.fieldVersions), time,
-        ])
     }
 }
 
