@@ -40,7 +40,9 @@ package struct BoundStatement {
     }
 
     /// Binds a copy of `text` to the parameter at `index` (from 1): for a value bound once for
-    /// many steps.
+    /// many steps. It is bound as GRDB binds a `String`, as a C string: up to a NUL byte, if it
+    /// has one, so that it matches the same value in the statements GRDB runs. (A borrowed text,
+    /// bound with its length, keeps every byte.)
     package func bind(copyOf text: String, at index: Int32) throws {
         try check(sqlite3_bind_text(statement, index, text, -1, Self.transient))
     }
