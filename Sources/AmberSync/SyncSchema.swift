@@ -264,13 +264,23 @@ enum SyncSchema {
         for id in ByteOrder.sortedIndices(ids.map(\.text)).map({ ids[$0] }) {
             if let base = bases[id] ?? nil {
                 if shared.contains(id) {
-                    try sharedRows.append(id, version: base.version, db)
+                    try sharedRows.append(id.text, version: base.version, db)
                 } else {
                     try setBase(db, key: key, id: id.text, version: base.version, value: base.value)
                 }
             } else {
                 try deleteBase(db, key: key, id: id.text)
             }
+        }
+        try sharedRows.write(db)
+    }
+
+    /// Writes bases that share the text the store holds for their record, given in the order of
+    /// their ids (the table's), each once: no sort, and no dictionary of them.
+    static func writeSharedBases(_ db: Database, key: String, _ bases: [(id: String, version: Int64)]) throws {
+        var sharedRows = SharedRows(key: key)
+        for base in bases {
+            try sharedRows.append(base.id, version: base.version, db)
         }
         try sharedRows.write(db)
     }
@@ -286,9 +296,9 @@ enum SyncSchema {
         var rows = JSONWriter(capacity: 64 * 64)
         var count = 0
 
-        mutating func append(_ id: ExactText, version: Int64, _ db: Database) throws {
+        mutating func append(_ id: String, version: Int64, _ db: Database) throws {
             rows.raw(count == 0 ? "[[" : ",[")
-            rows.write(id.text)
+            rows.write(id)
             rows.raw(",")
             rows.write(version)
             rows.raw("]")

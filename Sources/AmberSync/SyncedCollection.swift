@@ -178,6 +178,15 @@ where Value.ID: Sendable & Codable {
                 unchangedSincePlanned ? [] : states.compactMap { $0.applied?.asSent == true ? $0.id : nil }
             let storedTexts = sentIDs.isEmpty ? [:] : try SyncSchema.storedTexts(db, key: key, ids: sentIDs)
             try Outbox.markAnswered(states.compactMap(\.answered), in: db)
+            if unchangedSincePlanned, Self.storedAsSentInOrder(states, stored: stored) {
+                // Each base is the text the store holds, and nothing stays pending.
+                context.afterRecordsWritten { [key] db, _ in
+                    try SyncSchema.writeSharedBases(db, key: key, states.map { ($0.id, $0.version) })
+                    if logged { try SQLiteChangeLog.resumeLogging(db, key: key) }
+                    if hadPending { try SyncSchema.clearPending(db, key: key, ids: states.map(\.id)) }
+                }
+                return []
+            }
             // New bases, written at the end in the order of their ids (see `writeBases`); the
             // last for a record listed twice.
             var bases: [ExactText: SyncSchema.Base?] = [:]
@@ -321,6 +330,22 @@ where Value.ID: Sendable & Codable {
             }
             return conflicts
         }
+    }
+
+    /// Whether `states` answer a push whose every record the server stored as sent (none
+    /// deleted), each newer than its stored base, in the order of their ids' bytes (so each
+    /// once): most answers, a first push's all. With the store unchanged since the push was
+    /// planned, applying them writes each base as sharing the store's text and leaves nothing
+    /// pending, with no look-up or sort per record.
+    static func storedAsSentInOrder(_ states: [ServerState], stored: [ExactText: SyncSchema.Base]) -> Bool {
+        for (index, state) in states.enumerated() {
+            guard let applied = state.applied, applied.asSent, applied.record != nil, state.version > 0 else {
+                return false
+            }
+            if index > 0, !states[index - 1].id.precedesInUTF8(state.id) { return false }
+            if !stored.isEmpty, let base = stored[ExactText(state.id)], base.version >= state.version { return false }
+        }
+        return true
     }
 
     /// Whether the local value of record `id` is still `sent` (`nil`: absent), as this model writes it.

@@ -42,4 +42,19 @@ public enum PushValidation {
             previousID = mutation.mutationID
         }
     }
+
+    /// Whether each mutation names a record after the one before it, by collection then id, in
+    /// the order of their UTF-8 bytes (SQLite's and PostgreSQL's `"C"` order): then no record is
+    /// named twice. A client plans its batches in that order.
+    package static func namesIncrease(_ mutations: [Mutation]) -> Bool {
+        for index in mutations.indices.dropFirst() {
+            let (previous, mutation) = (mutations[index - 1], mutations[index])
+            if mutation.collection.hasSameUTF8(as: previous.collection) {
+                guard previous.id.precedesInUTF8(mutation.id) else { return false }
+            } else if !previous.collection.precedesInUTF8(mutation.collection) {
+                return false
+            }
+        }
+        return true
+    }
 }

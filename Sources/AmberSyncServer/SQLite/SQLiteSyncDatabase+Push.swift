@@ -43,8 +43,11 @@ extension SQLiteSyncDatabase {
                     in: db, userID: user.id, clientID: clientID, upTo: mutations.last?.mutationID ?? smallestID)
                 : [:]
             // The records the batch names, read in one statement; those it stores are kept here
-            // after, for a later mutation of the same record.
+            // after, for a later mutation of the same record. A batch naming each record once (a
+            // client plans its batches in the order of their names) keeps nothing, and one whose
+            // records are all new (a first push) looks nothing up.
             var records = try Self.records(in: db, userID: user.id, of: mutations)
+            let namesRepeat = !PushValidation.namesIncrease(mutations)
             // Looked up once for the push, not by its SQL text for each record it stores.
             let recordStore = try RecordStore(db, userID: user.id, at: now)
             defer { recordStore.finish() }
@@ -53,11 +56,10 @@ extension SQLiteSyncDatabase {
             results.reserveCapacity(mutations.count)
             var answers = PushAnswers()
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                let key = NamedRecord(collection: mutation.collection, id: mutation.id)
                 let step = try resolution.resolve(
                     mutation, fingerprint: fingerprint, answered: kept[mutation.mutationID]
                 ) {
-                    records[key]
+                    records.isEmpty ? nil : records[NamedRecord(collection: mutation.collection, id: mutation.id)]
                 }
                 guard case .decided(let outcome) = step else {
                     if case .answeredBefore(let result) = step { results.append(result) }
@@ -65,7 +67,7 @@ extension SQLiteSyncDatabase {
                 }
                 if case .applied(let record, _) = outcome {
                     try recordStore.store(record, collection: mutation.collection, id: mutation.id)
-                    records[key] = record
+                    if namesRepeat { records[NamedRecord(collection: mutation.collection, id: mutation.id)] = record }
                 }
                 answers.append(outcome.result, fingerprint: fingerprint)
                 results.append(outcome.result)
