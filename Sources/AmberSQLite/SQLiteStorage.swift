@@ -16,6 +16,9 @@ import GRDB
 /// hundreds of thousands of values. Records are stored as the value's JSON text, readable with
 /// any SQLite tool (`SELECT id, value FROM amber_records WHERE key = 'notes' ORDER BY position`).
 ///
+/// A record's id (its value's `id` as text) must not hold U+0000: a write naming one throws
+/// `StoreError.writeFailed` and changes nothing, as SQLite's text binding would cut the id there.
+///
 /// ## Durability
 ///
 /// The database runs in WAL mode with `synchronous = FULL`: a write has reached the disk when

@@ -92,6 +92,7 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
     }
 
     private func write(_ batch: StorageBatch, sequence: Int64, _ db: Database) throws {
+        try Self.refuseNUL(batch, storage: storage, key: key)
         if !batch.deletions.isEmpty {
             let delete = try db.cachedStatement(sql: "DELETE FROM amber_records WHERE key = ? AND id = ?")
             let tombstone = try db.cachedStatement(
@@ -120,6 +121,20 @@ final class SQLiteStorageKey: TransactionalStorageKeyHandle, StoragePlace, Senda
             }
         }
         if sequence % SQLiteStorage.deletionPruningInterval == 0 { try pruneDeletions(before: sequence, db) }
+    }
+
+    /// Refuses a batch naming a record whose id holds U+0000: GRDB binds text as a C string,
+    /// which ends there, so such an id would be written whole by the store's batches but read,
+    /// deleted and compared cut short, as the id of another record (removing `"a\u{0}b"`
+    /// removed `"a"`). The sync protocol refuses such ids too.
+    private static func refuseNUL(_ batch: StorageBatch, storage: SQLiteStorage, key: String) throws {
+        let named =
+            batch.deletions.first(where: { $0.utf8.contains(0) })
+            ?? batch.upserts.first(where: { $0.id.utf8.contains(0) })?.id
+        guard let id = named else { return }
+        throw StoreError.writeFailed(
+            path: storage.path, key: key,
+            reason: "the record id \(id.debugDescription) holds U+0000, which SQLite storage cannot keep")
     }
 
     /// Forgets deletion rows older than the horizon, and records the horizon: a store that last

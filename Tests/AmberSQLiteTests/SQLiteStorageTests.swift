@@ -214,4 +214,33 @@ import Testing
         #expect(events.values.allSatisfy { $0.origin == .otherProcess })
         #expect(store.ids == ["remote-0", "remote-1", "remote-2"])
     }
+
+    /// An id holding U+0000 is refused, alone or in a batch, and nothing of the write is kept:
+    /// written, it was cut short where it was read or deleted, so removing `"a\u{0}b"` removed `"a"`.
+    @Test func aRecordIDHoldingNULIsRefusedAndNothingOfTheWriteIsKept() throws {
+        let path = temporaryDatabasePath()
+        let store = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        try store.add(Entry(id: "a", index: 1, payload: "plain"))
+        let refusal = #expect(throws: StoreError.self) {
+            try store.add(Entry(id: "a\u{0}b", index: 2, payload: "nul"))
+        }
+        guard case .writeFailed(_, let key, let reason)? = refusal else {
+            Issue.record("expected writeFailed, got \(String(describing: refusal))")
+            return
+        }
+        #expect(key == "entries")
+        #expect(reason.message.contains("U+0000") && reason.message.contains(#""a\0b""#))
+        #expect(throws: StoreError.self) {
+            try store.add(contentsOf: [
+                Entry(id: "c", index: 3, payload: "c"), Entry(id: "d\u{0}", index: 4, payload: "d"),
+            ])
+        }
+        #expect(store.ids == ["a"])
+        let reopened = try IdentityStore<Entry>(key: "entries", storage: SQLiteStorage(path: path))
+        #expect(reopened.all == [Entry(id: "a", index: 1, payload: "plain")])
+        let rows = try DatabaseQueue(path: path).read {
+            try String.fetchAll($0, sql: "SELECT hex(id) FROM amber_records")
+        }
+        #expect(rows == ["61"])
+    }
 }
