@@ -52,6 +52,9 @@ struct Outbox: Sendable {
         /// For a batch planned from the pending records, each of its keys' write sequence
         /// (`SQLiteStorage.writeSequence(_:key:)`) when it was planned.
         var sequences: [String: Int64] = [:]
+        /// For a batch planned here, its mutations as a push writes them (the elements of its
+        /// array), written once for the outbox and the request.
+        var written: [UInt8]? = nil
 
         var isEmpty: Bool { mutations.isEmpty }
     }
@@ -93,13 +96,18 @@ struct Outbox: Sendable {
                     baseVersion: plan.baseVersion, record: plan.value, fields: plan.fields)
             }
             var bytes = 0
+            var written = JSONWriter(
+                capacity: planned.reduce(planned.count * 128) { $0 + ($1.value?.text.utf8.count ?? 0) })
             // One row for each run of one collection's mutations (the planned records come in
             // the order of their keys): a batch is a few statements, not one a mutation.
             var start = 0
             while start < mutations.count {
                 var end = start + 1
                 while end < mutations.count, mutations[end].collection == mutations[start].collection { end += 1 }
-                let body = JSONWriter.text(of: MutationRun(Array(mutations[start..<end])))
+                if start > 0 { written.raw(",") }
+                let runStart = written.bytes.endIndex
+                written.writeElements(mutations[start..<end])
+                let body = MutationRun.text(elements: written.bytes[runStart...])
                 bytes += body.utf8.count
                 try insert.execute(arguments: [mutations[start].mutationID, mutations[start].collection, body])
                 start = end
@@ -111,7 +119,7 @@ struct Outbox: Sendable {
             }
             return Batch(
                 mutations: mutations, bytes: bytes, last: planned.last.map { Position(key: $0.key, id: $0.id) },
-                sequences: sequences)
+                sequences: sequences, written: written.bytes)
         }
     }
 

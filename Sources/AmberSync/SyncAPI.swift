@@ -14,11 +14,23 @@ struct SyncAPI: Sendable {
         let databaseID: String?
     }
 
-    func push(_ request: PushRequest) async throws(SyncError) -> Answer<PushResponse> {
+    /// Sends a push.
+    ///
+    /// - Parameter written: The request's mutations as it writes them (the elements of its
+    ///   array), when they are written already: sent as they are.
+    func push(_ request: PushRequest, written: [UInt8]? = nil) async throws(SyncError) -> Answer<PushResponse> {
+        var body = JSONWriter(capacity: (written?.count ?? request.mutations.count * 256) + 256)
+        if let written {
+            PushRequest.write(
+                clientID: request.clientID, cursor: request.cursor, cursorTag: request.cursorTag, to: &body
+            ) { $0.rawBytes(written) }
+        } else {
+            request.write(to: &body)
+        }
         let response: Answer<PushResponse> = try await send(
             SyncTransportRequest(
                 method: "POST", path: "v1/push", headers: ["Content-Type": "application/json"],
-                body: Data(JSONWriter.bytes(of: request))))
+                body: Data(body.bytes)))
         guard response.body.results.map(\.mutationID) == request.mutations.map(\.mutationID) else {
             throw SyncError(.protocolViolation, "the push answer does not list one result per mutation, in order")
         }

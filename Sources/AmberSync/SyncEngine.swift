@@ -203,7 +203,7 @@ actor SyncEngine {
                     held = received
                     let api = api
                     async let sent = Self.result { () async throws(SyncError) -> SyncAPI.Answer<PushResponse> in
-                        try await api.push(request)
+                        try await api.push(request, written: batch.written)
                     }
                     do {
                         try apply(received, into: &report, done: &done)
@@ -218,7 +218,7 @@ actor SyncEngine {
                     held = nil
                     answer = try await sent.get()
                 } else {
-                    answer = try await api.push(request)
+                    answer = try await api.push(request, written: batch.written)
                 }
             } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
                 // Another device uses this client id (this file was copied): nothing was applied.

@@ -76,6 +76,11 @@ package struct JSONWriter {
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends bytes known to be JSON, as they are.
+    package mutating func rawBytes(_ json: some Collection<UInt8>) {
+        bytes.append(contentsOf: json)
+    }
+
     /// Appends `record`, or `null`.
     package mutating func write(_ record: JSONRecord?) {
         if let record { rawText(record.text) } else { raw("null") }

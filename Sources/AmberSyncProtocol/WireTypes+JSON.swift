@@ -132,10 +132,22 @@ extension JSONValue {
 
 extension PushRequest: JSONWireEncodable, JSONWireDecodable {
     package func write(to writer: inout JSONWriter) {
+        Self.write(clientID: clientID, cursor: cursor, cursorTag: cursorTag, to: &writer) {
+            $0.writeElements(mutations)
+        }
+    }
+
+    /// Writes a push as ``write(to:)`` does, its mutations written by `mutations` (the elements
+    /// of the array only, as ``JSONWriter/writeElements(_:)`` writes them): a client whose outbox
+    /// holds its mutations' text sends it without writing them again.
+    package static func write(
+        clientID: String, cursor: Int64?, cursorTag: String?, to writer: inout JSONWriter,
+        mutations: (inout JSONWriter) -> Void
+    ) {
         writer.raw(#"{"clientID":"#)
         writer.write(clientID)
         writer.raw(#","mutations":["#)
-        writer.writeElements(mutations)
+        mutations(&writer)
         writer.raw("]")
         if let cursor {
             writer.raw(#","cursor":"#)
@@ -183,8 +195,20 @@ package struct MutationRun: Sendable, Equatable, JSONWireEncodable {
     }
 
     package func write(to writer: inout JSONWriter) {
+        Self.write(to: &writer) { $0.writeElements(mutations) }
+    }
+
+    /// The text of a run whose mutations are `elements`, written as
+    /// ``JSONWriter/writeElements(_:)`` writes them: the same as ``JSONWriter/text(of:)``.
+    package static func text(elements: some Collection<UInt8>) -> String {
+        var writer = JSONWriter(capacity: elements.count + 16)
+        write(to: &writer) { $0.rawBytes(elements) }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    private static func write(to writer: inout JSONWriter, elements: (inout JSONWriter) -> Void) {
         writer.raw(#"{"mutations":["#)
-        writer.writeElements(mutations)
+        elements(&writer)
         writer.raw("]}")
     }
 

@@ -217,6 +217,18 @@ import Testing
         #expect(batch.mutations.map(\.collection) == ["archive", "archive", "notes", "notes", "notes"])
         #expect(try rows() == ["1 archive", "3 notes"])
         #expect(try outbox.unanswered(for: collections) == batch.mutations)
+        // Written once, for the rows and the request: each as the request writes them.
+        var elements = JSONWriter()
+        elements.writeElements(batch.mutations)
+        #expect(batch.written == elements.bytes)
+        let bodies = try storage.database.read { db in
+            try String.fetchAll(db, sql: "SELECT body FROM amber_sync_outbox ORDER BY mutation_id")
+        }
+        #expect(
+            bodies == [
+                JSONWriter.text(of: MutationRun(Array(batch.mutations[..<2]))),
+                JSONWriter.text(of: MutationRun(Array(batch.mutations[2...]))),
+            ])
 
         try storage.database.write { db in try Outbox.markAnswered([1, 2], in: db) }
         #expect(try rows() == ["3 notes"])
@@ -231,6 +243,28 @@ import Testing
         #expect(try outbox.unanswered(for: collections) == Array(batch.mutations[2...]) + [earlier])
         let again = try outbox.nextBatch(for: collections)
         #expect(again.mutations == Array(batch.mutations[2...]) + [earlier], "sent again, as they were")
+        #expect(again.written == nil, "written again from the mutations read back")
+    }
+
+    /// A request whose mutations were written already is the same bytes as one written whole.
+    @Test func aPushWithItsMutationsWrittenAlreadyIsTheSameBytes() {
+        let mutations = [
+            Mutation(
+                mutationID: 1, collection: "notes", id: "caf\u{e9}", baseVersion: nil,
+                record: JSONRecord(unchecked: #"{"n":123456789012345678901234567890}"#)),
+            Mutation(mutationID: 2, collection: "notes", id: "b", baseVersion: 3, record: nil, fields: ["text"]),
+        ]
+        var elements = JSONWriter()
+        elements.writeElements(mutations)
+        for (cursor, tag) in [(nil, nil), (Int64(7), nil), (7, "tag")] as [(Int64?, String?)] {
+            let request = PushRequest(clientID: "phone", mutations: mutations, cursor: cursor, cursorTag: tag)
+            var spliced = JSONWriter()
+            PushRequest.write(clientID: "phone", cursor: cursor, cursorTag: tag, to: &spliced) {
+                $0.rawBytes(elements.bytes)
+            }
+            #expect(spliced.bytes == JSONWriter.bytes(of: request))
+        }
+        #expect(MutationRun.text(elements: elements.bytes) == JSONWriter.text(of: MutationRun(mutations)))
     }
 
     @Test func answersMatchEachMutationWithItsResultByCollection() throws {
