@@ -63,15 +63,20 @@ package struct BoundStatement {
     /// Steps the bound statement once, to its end, and resets it (its bindings stay): the
     /// borrowed bytes are no longer read after this returns.
     ///
+    /// - Returns: How many rows the step inserted, updated or deleted (`sqlite3_changes`): 0 for
+    ///   an insert that `ON CONFLICT DO NOTHING` skipped.
     /// - Throws: `DatabaseError` with SQLite's code and message when the step fails.
-    package func step() throws {
+    @discardableResult
+    package func step() throws -> Int {
         let code = sqlite3_step(statement)
         guard code == SQLITE_DONE else {
             let error = failure(code)
             sqlite3_reset(statement)
             throw error
         }
+        let changes = sqlite3_db_handle(statement).map { Int(sqlite3_changes($0)) } ?? 0
         try check(sqlite3_reset(statement))
+        return changes
     }
 
     /// Leaves the statement reset with no bindings, as GRDB's cache expects none.

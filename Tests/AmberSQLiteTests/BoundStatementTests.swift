@@ -105,4 +105,23 @@ import Testing
         #expect(rows[1][1] as Double? == nil)
         #expect(rows[1][2] as String? == nil)
     }
+
+    /// A step tells how many rows it wrote: none for an insert that `ON CONFLICT DO NOTHING` skipped.
+    @Test func aStepReturnsTheRowsItWrote() throws {
+        let queue = try database()
+        try queue.write { db in
+            let statement = try BoundStatement(
+                db, sql: "INSERT INTO rows (batch, n, text) VALUES ('b', ?1, 't') ON CONFLICT (n) DO NOTHING")
+            defer { statement.finish() }
+            try statement.bind(Int64(1), at: 1)
+            #expect(try statement.step() == 1)
+            #expect(try statement.step() == 0, "n = 1 is stored: skipped")
+            try statement.bind(Int64(2), at: 1)
+            #expect(try statement.step() == 1)
+            let delete = try BoundStatement(db, sql: "DELETE FROM rows WHERE n >= ?1")
+            defer { delete.finish() }
+            try delete.bind(Int64(1), at: 1)
+            #expect(try delete.step() == 2)
+        }
+    }
 }

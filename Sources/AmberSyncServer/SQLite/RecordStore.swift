@@ -22,16 +22,32 @@ struct RecordStore {
             changed_at = excluded.changed_at
         """
 
-    private let statement: BoundStatement
+    /// The same insert of a record not stored yet, which leaves a stored one alone.
+    static let newSQL = """
+        INSERT INTO amber_sync_records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        ON CONFLICT (user_id, collection, id) DO NOTHING
+        """
 
-    /// Prepares (or takes from GRDB's cache) the statement, bound to `userID` and `time`.
+    private let statement: BoundStatement
+    private let newStatement: BoundStatement
+
+    /// Prepares (or takes from GRDB's cache) the statements, bound to `userID` and `time`.
     init(_ db: Database, userID: Int64, at time: TimeInterval) throws {
         statement = try BoundStatement(db, sql: Self.sql)
         do {
-            try statement.bind(userID, at: 1)
-            try statement.bind(time, at: 8)
+            newStatement = try BoundStatement(db, sql: Self.newSQL)
         } catch {
             statement.finish()
+            throw error
+        }
+        do {
+            for statement in [statement, newStatement] {
+                try statement.bind(userID, at: 1)
+                try statement.bind(time, at: 8)
+            }
+        } catch {
+            finish()
             throw error
         }
     }
@@ -42,9 +58,24 @@ struct RecordStore {
     ///
     /// - Throws: `DatabaseError` with SQLite's code and message when the step fails.
     func store(_ record: ServerRecord, collection: String, id: String) throws {
+        try write(record, collection: collection, id: id, with: statement)
+    }
+
+    /// Writes `record` as ``store(_:collection:id:)`` does when no record `id` of `collection`
+    /// is stored, not even a deletion's.
+    ///
+    /// - Returns: Whether it was written: `false` when a record is stored under that name.
+    func storeNew(_ record: ServerRecord, collection: String, id: String) throws -> Bool {
+        try write(record, collection: collection, id: id, with: newStatement) == 1
+    }
+
+    @discardableResult
+    private func write(_ record: ServerRecord, collection: String, id: String, with statement: BoundStatement)
+        throws -> Int
+    {
         var (collection, id) = (collection, id)
         var fieldVersions = JSONText.encode(record.fieldVersions)
-        try collection.withUTF8 { collection in
+        return try collection.withUTF8 { collection in
             try id.withUTF8 { id in
                 try fieldVersions.withUTF8 { fieldVersions in
                     try statement.bind(borrowing: UnsafeRawBufferPointer(collection), at: 2)
@@ -54,20 +85,20 @@ struct RecordStore {
                     try statement.bind(borrowing: UnsafeRawBufferPointer(fieldVersions), at: 7)
                     guard var value = record.record?.text else {
                         try statement.bindNull(at: 6)
-                        try statement.step()
-                        return
+                        return try statement.step()
                     }
-                    try value.withUTF8 { value in
+                    return try value.withUTF8 { value in
                         try statement.bind(borrowing: UnsafeRawBufferPointer(value), at: 6)
-                        try statement.step()
+                        return try statement.step()
                     }
                 }
             }
         }
     }
 
-    /// Leaves the statement reset with no bindings, as GRDB's cache expects none.
+    /// Leaves the statements reset with no bindings, as GRDB's cache expects none.
     func finish() {
         statement.finish()
+        newStatement.finish()
     }
 }

@@ -44,10 +44,12 @@ extension SQLiteSyncDatabase {
                 : [:]
             // The records the batch names, read in one statement; those it stores are kept here
             // after, for a later mutation of the same record. A batch naming each record once (a
-            // client plans its batches in the order of their names) keeps nothing, and one whose
-            // records are all new (a first push) looks nothing up.
-            var records = try Self.records(in: db, userID: user.id, of: mutations)
+            // client plans its batches in the order of their names) keeps nothing, and does not
+            // read the records its mutations create: each is written as new, and read only when
+            // a record is stored under its name already. A first push reads nothing.
             let namesRepeat = !PushValidation.namesIncrease(mutations)
+            var records = try Self.records(
+                in: db, userID: user.id, of: namesRepeat ? mutations : mutations.filter { !Self.creates($0) })
             // Looked up once for the push, not by its SQL text for each record it stores.
             let recordStore = try RecordStore(db, userID: user.id, at: now)
             defer { recordStore.finish() }
@@ -56,9 +58,35 @@ extension SQLiteSyncDatabase {
             results.reserveCapacity(mutations.count)
             var answers = PushAnswers()
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
-                let step = try resolution.resolve(
-                    mutation, fingerprint: fingerprint, answered: kept[mutation.mutationID]
-                ) {
+                let answered = kept[mutation.mutationID]
+                if !namesRepeat, Self.creates(mutation) {
+                    // Decided as for a record never stored, and written so unless one is.
+                    var asNew = resolution
+                    let step = try asNew.resolve(mutation, fingerprint: fingerprint, answered: answered) { nil }
+                    let settled: Bool
+                    switch step {
+                    case .answeredBefore(let result):
+                        results.append(result)
+                        settled = true
+                    case .decided(let outcome):
+                        if case .applied(let record, _) = outcome {
+                            settled = try recordStore.storeNew(record, collection: mutation.collection, id: mutation.id)
+                        } else {
+                            settled = false
+                        }
+                        if settled {
+                            answers.append(outcome.result, fingerprint: fingerprint)
+                            results.append(outcome.result)
+                        }
+                    }
+                    if settled {
+                        resolution = asNew
+                        continue
+                    }
+                    // A record is stored under its name: decided against it below.
+                    records.merge(try Self.records(in: db, userID: user.id, of: [mutation])) { _, read in read }
+                }
+                let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answered) {
                     records.isEmpty ? nil : records[NamedRecord(collection: mutation.collection, id: mutation.id)]
                 }
                 guard case .decided(let outcome) = step else {
@@ -112,10 +140,18 @@ extension SQLiteSyncDatabase {
         return kept
     }
 
-    /// The stored records (tombstones included) that `mutations` name, read in one statement.
+    /// Whether `mutation` creates a record (no base version, a whole value): in a batch naming
+    /// each record once, it is written as new unless a record is stored under its name.
+    private static func creates(_ mutation: Mutation) -> Bool {
+        mutation.baseVersion == nil && mutation.record != nil && mutation.fields == nil
+    }
+
+    /// The stored records (tombstones included) that `mutations` name, read in one statement
+    /// (none for no mutations).
     private static func records(in db: Database, userID: Int64, of mutations: [Mutation]) throws -> [NamedRecord:
         ServerRecord]
     {
+        guard !mutations.isEmpty else { return [:] }
         // `[[collection, id], ...]`, for `json_each`.
         var names = JSONWriter(capacity: mutations.count * 64)
         names.raw("[")

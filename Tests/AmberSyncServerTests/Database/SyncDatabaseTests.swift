@@ -82,6 +82,48 @@ import Testing
         }
     }
 
+    /// A batch naming each record once, in order, as clients send them: its creations are written
+    /// as new, except where a record is stored under the name already, which each is decided
+    /// against: a live one conflicts, a deletion's is created again, a retry is answered as before.
+    @Test(arguments: Backend.allCases)
+    func creationsOfAnOrderedBatchAreDecidedAgainstRecordsStoredUnderTheirNames(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let database = test.database
+            let token = try await database.addUser(named: "ann")
+            let ann = try #require(try await database.user(forToken: token))
+            func create(_ mutationID: Int64, _ id: String, _ text: String) -> Mutation {
+                Mutation(
+                    mutationID: mutationID, collection: "notes", id: id, baseVersion: nil,
+                    value: ["text": .string(text)])
+            }
+            // "b" lives, "c" was deleted: stored by another client.
+            let other = try await database.push(
+                [
+                    create(1, "b", "other b"), create(2, "c", "other c"),
+                    Mutation(mutationID: 3, collection: "notes", id: "c", baseVersion: 2, value: nil),
+                ],
+                clientID: "other", for: ann)
+            #expect(other.map(\.version) == [1, 2, 3])
+            let batch = [create(1, "a", "a"), create(2, "b", "mine"), create(3, "c", "again"), create(4, "d", "d")]
+            let results = try await database.push(batch, clientID: "phone", for: ann)
+            #expect(results.map(\.status) == [.applied, .conflict, .applied, .applied])
+            #expect(results.map(\.version) == [4, 1, 5, 6])
+            #expect(results[1].value == ["text": .string("other b")])
+            // Sent again with the next: answered as before, nothing stored twice.
+            let again = try await database.push(batch + [create(5, "e", "e")], clientID: "phone", for: ann)
+            #expect(again.map(\.version) == [4, 1, 5, 6, 7])
+            let page = try await database.pull(for: ann, after: 0, limit: 100)
+            #expect(page.cursor == 7)
+            let texts = Dictionary(
+                uniqueKeysWithValues: page.changes.map { ($0.id, $0.record?.object["text"]) })
+            #expect(
+                texts == [
+                    "a": .string("a"), "b": .string("other b"), "c": .string("again"), "d": .string("d"),
+                    "e": .string("e"),
+                ])
+        }
+    }
+
     /// A push's answers are kept together: a client that lost an answer sends the batch again,
     /// with the next batch after it, and each mutation of the first is answered as before (a
     /// conflict with its value too) while the next is applied; sent once more, all are answered
