@@ -53,11 +53,17 @@ struct GzipCompression: Sendable {
         return response
     }
 
-    /// `body` compressed with gzip.
+    /// `body` compressed with gzip, at zlib's fastest level (as nginx's default `gzip_comp_level`).
+    ///
+    /// A pull page of 1,000 records (258 KB of JSON) took 2.0 ms at level 1 and 4.6 ms at zlib's
+    /// default, 6, for 72 KB against 65 KB: at the default, compressing the pages of an initial
+    /// sync cost the server about as much as reading them.
     static func gzip(_ body: ByteBuffer) throws -> ByteBuffer {
         var body = body
-        return try body.compress(with: .gzip())
+        return try body.compress(with: .gzip(configuration: fastest))
     }
+
+    private static let fastest = ZlibConfiguration(compressionLevel: 1)
 
     /// Whether an `Accept-Encoding` header (each of its fields) accepts gzip: `gzip`, `x-gzip` or `*`
     /// with a quality above 0, the named coding deciding over `*`.

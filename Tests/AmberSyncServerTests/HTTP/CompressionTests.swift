@@ -92,6 +92,16 @@ import Testing
         #expect(GzipCompression.acceptsGzip([header]) == accepted)
     }
 
+    /// Answers are compressed at zlib's fastest level: the gzip header says so (`XFL`, its ninth
+    /// byte, is 4 for the fastest algorithm, 0 for zlib's default level).
+    @Test func answersAreCompressedAtTheFastestLevel() throws {
+        let page = String(repeating: #"{"id":"note","text":"some words in a note"},"#, count: 1_000)
+        let compressed = try GzipCompression.gzip(ByteBuffer(string: page))
+        let bytes = Array(compressed.readableBytesView)
+        #expect(bytes.prefix(3) == [0x1F, 0x8B, 0x08], "a gzip member, deflated")
+        #expect(bytes[8] == 4)
+    }
+
     /// `URLSession` asks for gzip on its own (on Linux, libcurl sends `Accept-Encoding: deflate,
     /// gzip, br, zstd`) and hands over the body decompressed: the sync client needs nothing more.
     @Test func urlSessionAsksForGzipAndDecompressesTheAnswer() async throws {
