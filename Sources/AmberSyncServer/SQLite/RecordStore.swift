@@ -3,7 +3,7 @@ import AmberSyncProtocol
 import Foundation
 import GRDB
 
-/// The statement that writes a push's records, bound and stepped through SQLite's C API
+/// The statements that write a push's records, bound and stepped through SQLite's C API
 /// (`BoundStatement`).
 ///
 /// Through GRDB, each record cost a `StatementArguments` of eight boxed values and GRDB's checks
@@ -11,23 +11,22 @@ import GRDB
 /// Here the user and the time are bound once for the push; each record binds its collection, id,
 /// value and field versions (borrowed, not copied) and its two versions, and steps once.
 struct RecordStore {
-    static let sql = """
-        INSERT INTO amber_sync_records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-        ON CONFLICT (user_id, collection, id) DO UPDATE SET
-            version = excluded.version,
-            created_version = excluded.created_version,
-            value = excluded.value,
-            field_versions = excluded.field_versions,
-            changed_at = excluded.changed_at
-        """
+    /// Inserts the record, or replaces the one stored under its name.
+    static let sql = insert(
+        onConflict: "DO UPDATE SET version = excluded.version, created_version = excluded.created_version, "
+            + "value = excluded.value, field_versions = excluded.field_versions, changed_at = excluded.changed_at")
 
-    /// The same insert of a record not stored yet, which leaves a stored one alone.
-    static let newSQL = """
+    /// Inserts a record not stored yet; leaves a stored one alone.
+    static let newSQL = insert(onConflict: "DO NOTHING")
+
+    /// A record's row, `?1` to `?8`, as both statements insert it.
+    private static func insert(onConflict: String) -> String {
+        """
         INSERT INTO amber_sync_records (user_id, collection, id, version, created_version, value, field_versions, changed_at)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-        ON CONFLICT (user_id, collection, id) DO NOTHING
+        ON CONFLICT (user_id, collection, id) \(onConflict)
         """
+    }
 
     private let statement: BoundStatement
     private let newStatement: BoundStatement
