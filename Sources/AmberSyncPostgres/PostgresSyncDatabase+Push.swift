@@ -74,8 +74,9 @@ extension PostgresSyncDatabase {
     /// user is in another batch being applied is left to that batch's caller).
     ///
     /// A batch waits for no lock: the pushes of a user whose counter row another transaction holds
-    /// (another server process applying that user's push) are applied each on its own, waiting
-    /// for that row, so that one user's wait holds up no other user.
+    /// (another server process writing that user's push), or whose counter moved since the batch
+    /// read it, are applied again each on its own (``applyAlone(_:)``), so that one user's wait
+    /// holds up no other user.
     private func applyWaitingPushes() async {
         var finished: [WaitingPushes.Push] = []
         while let batch = waitingPushes.nextBatch(after: finished) {
@@ -84,14 +85,28 @@ extension PostgresSyncDatabase {
                 if let outcome {
                     resume(push, with: outcome)
                 } else {
-                    Task {
-                        let outcome = await self.apply([push], waitingForLocks: true)
-                        self.resume(push, with: outcome[0] ?? .failure(SyncServerError.unauthorized))
-                    }
+                    Task { self.resume(push, with: await self.applyAlone(push)) }
                 }
             }
             finished = batch
         }
+    }
+
+    /// The most times ``applyAlone(_:)`` decides a push again after other transactions committed
+    /// for its user between its read and its write.
+    static let maximumRetries = 50
+
+    /// Applies `push` in batches of its own, waiting for its user's counter row, until one finds
+    /// the counter it read: each try after the first follows a commit of another transaction for
+    /// that user, so some process makes progress with every try.
+    private func applyAlone(_ push: WaitingPushes.Push) async -> Result<[MutationResult], any Error> {
+        for _ in 0..<Self.maximumRetries {
+            if let outcome = await apply([push], waitingForLocks: true)[0] { return outcome }
+        }
+        return .failure(
+            SyncServerError.databaseUnavailable(
+                location: location,
+                reason: "other transactions kept changing the user's records while a push was decided"))
     }
 
     /// Answers `push`; a push refused for its token makes this process forget the token.
@@ -102,19 +117,18 @@ extension PostgresSyncDatabase {
         push.continuation.resume(with: outcome)
     }
 
-    /// Applies `batch` in one transaction: each push's outcome, `nil` for those of users whose
-    /// counter row is held elsewhere when not `waitingForLocks`. The other server processes are
-    /// told about the changed users after the commit, without holding up the answers.
+    /// Applies `batch`: each push's outcome, `nil` for those of users whose counter row was held
+    /// elsewhere (when not `waitingForLocks`) or had moved since the batch read it. The other
+    /// server processes are told about the changed users after the commit, without holding up
+    /// the answers.
     private func apply(_ batch: [WaitingPushes.Push], waitingForLocks: Bool) async -> [Result<
         [MutationResult], any Error
     >?] {
-        let (logger, notifications, location) = (logger, notifications, location)
+        let (logger, notifications) = (logger, notifications)
         waitingPushes.count(transactionOf: batch.count)
         do {
             let (outcomes, changedUsers) = try await withConnection { connection in
-                try await Self.applyInTransaction(
-                    batch, waitingForLocks: waitingForLocks, connection: connection, location: location,
-                    logger: logger)
+                try await Self.applyBatch(batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
             }
             if !changedUsers.isEmpty {
                 Task { await notifications.announce(userIDs: changedUsers) }
@@ -132,72 +146,54 @@ extension PostgresSyncDatabase {
         }
     }
 
-    /// Applies `batch` in one transaction on `connection`: the outcome of each push, in order
-    /// (`nil` for a push whose user's row was held elsewhere, unless `waitingForLocks`), and the
-    /// users whose records changed.
+    /// Applies `batch` on `connection` in two statements, each its own transaction: one reads
+    /// (``read(_:userIDs:connection:logger:)``), this process decides, one writes
+    /// (``writeQuery(_:counters:versions:waitingForLocks:)``) for the users whose counter rows it locks at
+    /// the counter read. Returns the outcome of each push, in order (`nil` for a push whose user's
+    /// row was held elsewhere or had moved), and the users whose records changed.
     ///
-    /// `BEGIN` goes out with the statement that locks and reads, and `COMMIT` with the statement
-    /// that writes: the connection sends each as soon as the one before it is done. A write that
-    /// fails makes the `COMMIT` behind it a rollback.
-    private static func applyInTransaction(
-        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, location: String,
-        logger: Logger
+    /// The write's answer comes after its commit: a push is answered only once what it decided is
+    /// in the database.
+    private static func applyBatch(
+        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, logger: Logger
     ) async throws -> ([Result<[MutationResult], any Error>?], Set<Int64>) {
-        let begin: EventLoopFuture<PostgresQueryResult> = connection.query("BEGIN", logger: logger)
-        do {
-            let userIDs = Set(batch.map(\.userID)).sorted()
-            let read = try await lockAndRead(
-                batch, userIDs: userIDs, lock: waitingForLocks ? .wait : .skipLocked, connection: connection,
-                logger: logger)
-            _ = try await begin.get()
-            var (state, versions) = (read.state, read.versions)
-            var outcomes: [Result<[MutationResult], any Error>?] = []
-            outcomes.reserveCapacity(batch.count)
-            for push in batch {
-                guard let version = versions[push.userID] else {
-                    // Held elsewhere, or gone: a push waiting for the row finds out which.
-                    outcomes.append(waitingForLocks ? .failure(SyncServerError.unauthorized) : nil)
-                    continue
-                }
-                if let hash = push.tokenHash, state.tokenUsers[hash] != push.userID {
-                    // The token was revoked since this process looked it up.
-                    outcomes.append(.failure(SyncServerError.unauthorized))
-                    continue
-                }
-                do {
-                    let (results, newVersion) = try state.apply(push, after: version)
-                    versions[push.userID] = newVersion
-                    outcomes.append(.success(results))
-                } catch {
-                    outcomes.append(.failure(error))
-                }
+        let userIDs = Set(batch.map(\.userID)).sorted()
+        var (state, versions) = try await read(batch, userIDs: userIDs, connection: connection, logger: logger)
+        let counters = versions
+        var outcomes: [Result<[MutationResult], any Error>?] = []
+        outcomes.reserveCapacity(batch.count)
+        for push in batch {
+            guard let version = versions[push.userID] else {
+                // The user is gone.
+                outcomes.append(.failure(SyncServerError.unauthorized))
+                continue
             }
-            let end: EventLoopFuture<PostgresQueryResult>?
-            if state.forgotten.isEmpty {
-                end = nil
-            } else {
-                end = connection.query(try writeQuery(state, versions: versions), logger: logger)
+            if let hash = push.tokenHash, state.tokenUsers[hash] != push.userID {
+                // The token was revoked since this process looked it up.
+                outcomes.append(.failure(SyncServerError.unauthorized))
+                continue
             }
-            let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
-            if let end {
-                do {
-                    _ = try await end.get()
-                } catch {
-                    _ = try? await commit.get()
-                    throw error
-                }
+            do {
+                let (results, newVersion) = try state.apply(push, after: version)
+                versions[push.userID] = newVersion
+                outcomes.append(.success(results))
+            } catch {
+                outcomes.append(.failure(error))
             }
-            let committed = try await commit.get()
-            guard committed.metadata.command == "COMMIT" else {
-                throw SyncServerError.databaseUnavailable(
-                    location: location, reason: "the push's transaction ended with \(committed.metadata.command)")
-            }
-            return (outcomes, state.changedUsers)
-        } catch {
-            _ = try? await begin.get()
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            throw error
         }
+        guard !state.forgotten.isEmpty else { return (outcomes, state.changedUsers) }
+        let rows = try await connection.query(
+            try writeQuery(state, counters: counters, versions: versions, waitingForLocks: waitingForLocks), logger: logger)
+        var missed: Set<Int64> = []
+        for try await users in rows.decode([Int64].self) {
+            missed.formUnion(users)
+        }
+        guard !missed.isEmpty else { return (outcomes, state.changedUsers) }
+        // Decided on what another transaction has changed since, or held: decided again.
+        for (index, push) in batch.enumerated() where missed.contains(push.userID) {
+            outcomes[index] = nil
+        }
+        return (outcomes, state.changedUsers.subtracting(missed))
     }
 
     /// What a batch of pushes reads and decides, before it is written.
@@ -340,30 +336,14 @@ extension PostgresSyncDatabase {
         }
     }
 
-    /// How the statement that reads a batch locks its users' counter rows.
-    enum LockMode {
-        /// Skips the rows another transaction holds.
-        case skipLocked
-        /// Waits for them.
-        case wait
-    }
-
-    /// What ``lockAndRead(_:userIDs:lock:connection:logger:)`` found.
-    struct BatchRead {
-        /// The counter of each user whose row is now held.
-        var versions: [Int64: Int64] = [:]
-        var state = BatchState()
-    }
-
-    /// Through `amber_sync_lock_and_read` (``PushFunctions/lockAndRead``): locks the counter rows
-    /// of `userIDs` in the order of their ids, then reads the users of the pushes' tokens, the
-    /// answers already given to any mutation of `batch` (with the fingerprints of what they
-    /// answered), the last mutation id each of its clients sent, and the current state of every
-    /// record it touches. The reads see every commit of the users whose rows are now held.
-    private static func lockAndRead(
-        _ batch: [WaitingPushes.Push], userIDs: [Int64], lock: LockMode, connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> BatchRead {
+    /// Through `amber_sync_read_batch` (``PushFunctions/read``), one statement, locking nothing:
+    /// the counter of each user of `userIDs` still in the database, and the state the batch is
+    /// decided on: the users of the pushes' tokens, the answers already given to any mutation of
+    /// `batch` (with the fingerprints of what they answered), the last mutation id each of its
+    /// clients sent, and the current state of every record it touches, all as of one moment.
+    private static func read(
+        _ batch: [WaitingPushes.Push], userIDs: [Int64], connection: PostgresConnection, logger: Logger
+    ) async throws -> (BatchState, versions: [Int64: Int64]) {
         var tokenHashes: [String] = []
         var clientUsers: [Int64] = []
         var clients: [String] = []
@@ -384,34 +364,33 @@ extension PostgresSyncDatabase {
                 ids.append(mutation.id)
             }
         }
-        let arguments = LockAndRead(
+        let arguments = ReadBatch(
             userIDs: userIDs, tokenHashes: tokenHashes, clientUsers: clientUsers, clients: clients,
             firstIDs: firstIDs, lastIDs: lastIDs, recordUsers: recordUsers, collections: collections, ids: ids)
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: LockAndRead.sql, binds: arguments.bindings(skipLocked: lock == .skipLocked)),
-            logger: logger)
-        var read = BatchRead()
-        read.state.reserveCapacity(mutations: recordUsers.count)
-        for try await row in rows.decode(LockAndRead.Row.self) {
+            PostgresQuery(unsafeSQL: ReadBatch.sql, binds: arguments.bindings), logger: logger)
+        var (state, versions) = (BatchState(), [Int64: Int64]())
+        state.reserveCapacity(mutations: recordUsers.count)
+        for try await row in rows.decode(ReadBatch.Row.self) {
             switch row {
             case ("u", let userID, _, let version?, _, _, _, _, _):
-                read.versions[userID] = version
+                versions[userID] = version
             case ("t", let userID, let hash, _, _, _, _, _, _):
-                read.state.tokenUsers[hash] = userID
+                state.tokenUsers[hash] = userID
             case ("r", let userID, let clientID, _, let results?, let fingerprints?, _, _, _):
                 let client = ClientKey(userID: userID, clientID: clientID)
                 for (mutationID, answer) in try PushAnswers.read(results: results, fingerprints: fingerprints) {
-                    read.state.answers[AnswerKey(client: client, mutationID: mutationID)] = answer
+                    state.answers[AnswerKey(client: client, mutationID: mutationID)] = answer
                 }
             case ("m", let userID, let clientID, let mutationID?, _, _, _, _, _):
-                read.state.lastMutationIDs[ClientKey(userID: userID, clientID: clientID)] = mutationID
+                state.lastMutationIDs[ClientKey(userID: userID, clientID: clientID)] = mutationID
             case (
                 "c", let userID, let collection, _, let id?, let value, let version?, let createdVersion?,
                 let fieldVersions?
             ):
                 let key = UserRecordKey(userID: userID, record: RecordKey(collection: collection, id: id))
-                read.state.stored.insert(key)
-                read.state.records[key] = ServerRecord(
+                state.stored.insert(key)
+                state.records[key] = ServerRecord(
                     record: try value.map {
                         JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0))
                     },
@@ -423,11 +402,11 @@ extension PostgresSyncDatabase {
                 continue
             }
         }
-        return read
+        return (state, versions)
     }
 
-    /// The arguments of the statement that locks and reads a batch.
-    struct LockAndRead: Sendable {
+    /// The arguments of the statement that reads a batch.
+    struct ReadBatch: Sendable {
         var userIDs: [Int64]
         var tokenHashes: [String]
         /// The user and client id of each push, with its first and last mutation id.
@@ -439,17 +418,17 @@ extension PostgresSyncDatabase {
         var collections: [String]
         var ids: [String]
 
-        /// What a row holds: its kind (`u` a locked user, `t` a token, `r` a push's answers
+        /// What a row holds: its kind (`u` a user's counter, `t` a token, `r` a push's answers
         /// (``PushAnswers``), `m` a client's last mutation id, `c` a record) and the columns of that kind.
         typealias Row = (String, Int64, String, Int64?, String?, String?, Int64?, Int64?, String?)
 
-        /// The statement: a call of `amber_sync_lock_and_read`.
+        /// The statement: a call of `amber_sync_read_batch`.
         static let sql =
-            "SELECT * FROM amber_sync_lock_and_read($1::int8[], $2::text[], $3::int8[], $4::text[], $5::int8[], "
-            + "$6::int8[], $7::int8[], $8::text[], $9::text[], $10::bool)"
+            "SELECT * FROM amber_sync_read_batch($1::int8[], $2::text[], $3::int8[], $4::text[], $5::int8[], "
+            + "$6::int8[], $7::int8[], $8::text[], $9::text[])"
 
-        func bindings(skipLocked: Bool) -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
+        var bindings: PostgresBindings {
+            var bindings = PostgresBindings(capacity: 9)
             bindings.append(userIDs)
             bindings.append(tokenHashes)
             bindings.append(clientUsers)
@@ -459,27 +438,32 @@ extension PostgresSyncDatabase {
             bindings.append(recordUsers)
             bindings.append(collections)
             bindings.append(ids)
-            bindings.append(skipLocked)
             return bindings
         }
     }
 
-    /// Through `amber_sync_write_batch` (``PushFunctions/write``): the records' new states, the
-    /// answers given (so a re-sent mutation gets the same one), a history row and the new counter
-    /// of each user whose records changed (a batch that changed nothing of a user leaves its row
-    /// as it is), and the forgetting of answers the clients already got (those of mutations below
-    /// the smallest id of each push: a client sends a batch only after the previous was answered).
+    /// Through `amber_sync_write_checked` (``PushFunctions/checkedWrite``), for the users whose
+    /// counter is still the one the batch read (`counters`): the records' new states, the answers
+    /// given (so a re-sent mutation gets the same one), a history row and the new counter of each
+    /// user whose records changed (a batch that changed nothing of a user leaves its row as it
+    /// is), and the forgetting of answers the clients already got (those of mutations below the
+    /// smallest id of each push: a client sends a batch only after the previous was answered).
+    /// Its one row holds the ids of the other users, for whom it wrote nothing.
     ///
-    /// Records the database did not hold when the batch read them are inserted plainly: their
-    /// users' rows are locked, so none can have appeared since.
-    private static func writeQuery(_ state: BatchState, versions: [Int64: Int64]) throws -> PostgresQuery {
+    /// Records the database did not hold when the batch read them are inserted plainly: a record
+    /// of a user written since would have moved the user's counter.
+    private static func writeQuery(
+        _ state: BatchState, counters: [Int64: Int64], versions: [Int64: Int64], waitingForLocks: Bool
+    ) throws -> PostgresQuery {
         let changed = state.changed.map { ($0, state.records[$0]!) }
         let new = try RecordColumns(changed.filter { !state.stored.contains($0.0) })
         let records = try RecordColumns(changed.filter { state.stored.contains($0.0) })
         let answers = state.newAnswersOrder.map { ($0, state.newAnswers[$0]!) }
         let changedUsers = state.changedUsers.sorted()
+        let users = counters.keys.sorted()
         return """
-            SELECT amber_sync_write_batch(
+            SELECT amber_sync_write_checked(
+                \(users)::int8[], \(users.map { counters[$0]! })::int8[], \(!waitingForLocks)::bool,
                 \(state.forgotten.map(\.client.userID))::int8[], \(state.forgotten.map(\.client.clientID))::text[],
                 \(state.forgotten.map(\.below))::int8[],
                 \(new.users)::int8[], \(new.collections)::text[], \(new.ids)::text[],

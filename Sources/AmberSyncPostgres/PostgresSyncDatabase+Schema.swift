@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresSyncDatabase {
     /// The schema version this build writes and reads.
-    package static let schemaVersion = 8
+    package static let schemaVersion = 9
 
     /// Each schema version's migration; index 0 brings an empty database to version 1.
     private static let migrations: [String] = [
@@ -177,6 +177,16 @@ extension PostgresSyncDatabase {
         -- plans look up every row by its key, whatever the tables held when they were made.
         \(PushFunctions.lockAndRead)
         \(PushFunctions.write)
+        """,
+        // 8 → 9
+        """
+        -- A batch of pushes reads without locking and writes in a statement of its own, outside
+        -- BEGIN: the write locks the users' counter rows and writes only for those whose counter
+        -- is still the one read (the others are decided again). Two round trips a batch instead of
+        -- four (BEGIN, lock and read, write, COMMIT). The schema 8 functions stay for processes of
+        -- the version before while they run.
+        \(PushFunctions.read)
+        \(PushFunctions.checkedWrite)
         """,
     ]
 

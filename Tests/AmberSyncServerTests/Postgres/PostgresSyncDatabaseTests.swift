@@ -137,35 +137,18 @@ struct PostgresSyncDatabaseTests {
     @Test func aBatchsFunctionsLookRowsUpByTheirKeysEvenOnSmallTables() async throws {
         let (url, drop) = try PostgresTestServer.makeDatabase()
         defer { drop() }
-        let database = try await PostgresSyncDatabase(url: url, logger: logger)
-        let token = try await database.addUser(named: "ann")
-        let user = try #require(try await database.user(forToken: token))
-        let mutations = (1...3).map {
-            Mutation(
-                mutationID: Int64($0), collection: "notes", id: "\($0)", baseVersion: nil, value: ["n": .integer(1)])
-        }
-        _ = try await database.push(mutations, clientID: "phone", for: user)
-        await database.close()
+        let (id, hash) = try await userWithThreeNotes(at: url)
 
         // One transaction: reads of each kind, then a write doing each of its parts (forgetting
         // answers, a new record, a stored one rewritten, answers, history, the counter); then
         // the scans that transaction made of Amber's tables.
-        let (id, hash) = (user.id, AccessToken.hash(token))
         let scans = try PostgresTestServer.psql(
             url,
             """
-            SELECT count(*) FROM amber_sync_lock_and_read(
+            SELECT count(*) FROM amber_sync_read_batch(
                 ARRAY[\(id)]::int8[], ARRAY['\(hash)'], ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[4]::int8[],
-                ARRAY[5]::int8[], ARRAY[\(id), \(id)]::int8[], ARRAY['notes', 'notes'], ARRAY['1', 'new'], false);
-            SELECT amber_sync_write_batch(
-                ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[4]::int8[],
-                ARRAY[\(id)]::int8[], ARRAY['notes'], ARRAY['new'], ARRAY[4]::int8[], ARRAY[4]::int8[],
-                ARRAY['{"n":2}'], ARRAY[false], ARRAY['{"n":4}'],
-                ARRAY[\(id)]::int8[], ARRAY['notes'], ARRAY['1'], ARRAY[5]::int8[], ARRAY[1]::int8[],
-                ARRAY['{"n":3}'], ARRAY[false], ARRAY['{"n":5}'],
-                ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[5]::int8[], ARRAY[4]::int8[], ARRAY['[]'], ARRAY['[]'],
-                ARRAY[\(id)]::int8[], ARRAY[5]::int8[], ARRAY['tag'],
-                ARRAY[\(id)]::int8[], ARRAY[5]::int8[]);
+                ARRAY[5]::int8[], ARRAY[\(id), \(id)]::int8[], ARRAY['notes', 'notes'], ARRAY['1', 'new']);
+            SELECT \(checkedWrite(user: id, counter: 3));
             SELECT sum(seq_scan) || ' ' || sum(idx_scan) FROM pg_stat_xact_user_tables
             WHERE relname LIKE 'amber_sync_%'
             """)
@@ -178,9 +161,67 @@ struct PostgresSyncDatabaseTests {
         #expect(try PostgresTestServer.psql(url, "SELECT count(*) FROM amber_sync_push_answers") == "1")
     }
 
-    /// A request that resumes an upload takes it from the request writing it (a client that
-    /// resumed after a cut the server had not noticed): the first can no longer finish it, and
-    /// its attempt leaves the chunks held for the upload as they are.
+    /// The write of a batch writes only for users whose counter is still the one the batch read:
+    /// for a user another transaction has written since, it writes nothing and names the user,
+    /// whose pushes are then decided again.
+    @Test func aBatchsWriteLeavesAUserWhoseCounterMovedSinceTheRead() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let (id, _) = try await userWithThreeNotes(at: url)
+        func state() throws -> String {
+            try PostgresTestServer.psql(
+                url,
+                """
+                SELECT (SELECT version FROM amber_sync_users WHERE id = \(id)) || ' '
+                    || (SELECT count(*) FROM amber_sync_records) || ' '
+                    || (SELECT value FROM amber_sync_records WHERE id = '1') || ' '
+                    || (SELECT count(*) FROM amber_sync_history)
+                """)
+        }
+        let before = try state()
+        #expect(before == #"3 3 {"n":1} 1"#)
+
+        // Read at counter 2, but the counter is 3: the write names the user and changes nothing.
+        #expect(try PostgresTestServer.psql(url, "SELECT \(checkedWrite(user: id, counter: 2))") == "{\(id)}")
+        #expect(try state() == before)
+        // At the counter it read, it writes.
+        #expect(try PostgresTestServer.psql(url, "SELECT \(checkedWrite(user: id, counter: 3))") == "{}")
+        #expect(try state() == #"5 4 {"n":3} 2"#)
+    }
+
+    /// A user "ann" with notes 1, 2 and 3 pushed by client "phone" (counter 3): the user's id and
+    /// the hash of the user's token.
+    private func userWithThreeNotes(at url: String) async throws -> (id: Int64, tokenHash: String) {
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let token = try await database.addUser(named: "ann")
+        let user = try #require(try await database.user(forToken: token))
+        let mutations = (1...3).map {
+            Mutation(
+                mutationID: Int64($0), collection: "notes", id: "\($0)", baseVersion: nil, value: ["n": .integer(1)])
+        }
+        _ = try await database.push(mutations, clientID: "phone", for: user)
+        await database.close()
+        return (user.id, AccessToken.hash(token))
+    }
+
+    /// A call of `amber_sync_write_checked` for `user`, read at `counter`: it forgets phone's
+    /// answers below 4, creates note "new" (version 4), rewrites note 1 (version 5), keeps an
+    /// answer, a history row and the counter 5.
+    private func checkedWrite(user id: Int64, counter: Int64) -> String {
+        """
+        amber_sync_write_checked(
+            ARRAY[\(id)]::int8[], ARRAY[\(counter)]::int8[], true,
+            ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[4]::int8[],
+            ARRAY[\(id)]::int8[], ARRAY['notes'], ARRAY['new'], ARRAY[4]::int8[], ARRAY[4]::int8[],
+            ARRAY['{"n":2}'], ARRAY[false], ARRAY['{"n":4}'],
+            ARRAY[\(id)]::int8[], ARRAY['notes'], ARRAY['1'], ARRAY[5]::int8[], ARRAY[1]::int8[],
+            ARRAY['{"n":3}'], ARRAY[false], ARRAY['{"n":5}'],
+            ARRAY[\(id)]::int8[], ARRAY['phone'], ARRAY[5]::int8[], ARRAY[4]::int8[], ARRAY['[]'], ARRAY['[]'],
+            ARRAY[\(id)]::int8[], ARRAY[5]::int8[], ARRAY['tag'],
+            ARRAY[\(id)]::int8[], ARRAY[5]::int8[])
+        """
+    }
+
     @Test func anUploadTakenOverCannotBeFinishedByTheRequestItWasTakenFrom() async throws {
         let (url, drop) = try PostgresTestServer.makeDatabase()
         defer { drop() }
