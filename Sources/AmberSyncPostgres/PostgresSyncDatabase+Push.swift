@@ -128,7 +128,8 @@ extension PostgresSyncDatabase {
         waitingPushes.count(transactionOf: batch.count)
         do {
             let (outcomes, changedUsers) = try await withConnection { connection in
-                try await Self.applyBatch(batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
+                try await Self.applyBatch(
+                    batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
             }
             if !changedUsers.isEmpty {
                 Task { await notifications.announce(userIDs: changedUsers) }
@@ -183,7 +184,8 @@ extension PostgresSyncDatabase {
         }
         guard !state.forgotten.isEmpty else { return (outcomes, state.changedUsers) }
         let rows = try await connection.query(
-            try writeQuery(state, counters: counters, versions: versions, waitingForLocks: waitingForLocks), logger: logger)
+            try writeQuery(state, counters: counters, versions: versions, waitingForLocks: waitingForLocks),
+            logger: logger)
         var missed: Set<Int64> = []
         for try await users in rows.decode([Int64].self) {
             missed.formUnion(users)
