@@ -6,12 +6,14 @@ import PostgresNIO
 extension PostgresSyncDatabase {
     /// Applies a client's mutations, in order, then tells the other server processes.
     ///
-    /// Pushes that arrive while others are being applied wait and are then applied together,
-    /// in one transaction (group commit): one statement locks the counter rows of all their
-    /// users, in the order of their ids, and reads the stored answers and the current records;
-    /// `MutationResolver` decides in memory, push after push in the order they came; one
-    /// statement writes records, answers, history and counters; one commit. Holding a user's
-    /// counter row until commit makes that user's versions commit in order, across server
+    /// Pushes that arrive while others are being applied wait and are then applied together
+    /// (group commit), in two statements: one reads their users' counters, the stored answers
+    /// and the current records, as of one moment; `MutationResolver` decides in memory, push
+    /// after push in the order they came; one statement, a transaction of its own, locks the
+    /// users' counter rows in the order of their ids and writes records, answers, history and
+    /// counters for each user whose counter is still the one read. The pushes of a user another
+    /// transaction wrote for in between (another server process) are decided again. Holding a
+    /// user's counter row until commit makes that user's versions commit in order, across server
     /// processes too. Batches of different users are applied side by side, each user in one
     /// batch at a time. A push refused for its own reasons (a reused client id) changes nothing
     /// and does not hold up the others.

@@ -423,6 +423,43 @@ struct PostgresSyncDatabaseTests {
         return holder
     }
 
+    /// Two server processes push for one user at once, each deciding on what it read before the
+    /// other's commits: every push is applied once, and the user's versions are 1, 2, 3, … with
+    /// none given twice and none skipped (a write for a user whose counter moved since its read
+    /// writes nothing, and its pushes are decided again).
+    @Test func twoProcessesPushingForOneUserGiveEachVersionOnce() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let first = try await PostgresSyncDatabase(url: url, maximumConnections: 6, logger: logger)
+        let second = try await PostgresSyncDatabase(url: url, maximumConnections: 6, logger: logger)
+        let ann = try #require(try await first.user(forToken: first.addUser(named: "ann")))
+        let (clients, pushes) = (6, 25)
+        let statuses = try await withThrowingTaskGroup(of: [MutationResult.Status].self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var statuses: [MutationResult.Status] = []
+                    for index in 1...pushes {
+                        let mutation = Mutation(
+                            mutationID: Int64(index), collection: "notes", id: "\(client)-\(index)", baseVersion: nil,
+                            value: ["n": .integer(Int64(index))])
+                        // Each client's pushes go through both processes, one after the other.
+                        let database = (client + index) % 2 == 0 ? first : second
+                        statuses += try await database.push([mutation], clientID: "c\(client)", for: ann).map(\.status)
+                    }
+                    return statuses
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(statuses.count == clients * pushes)
+        #expect(statuses.allSatisfy { $0 == .applied })
+        let changes = try await first.pull(for: ann, after: 0, limit: 1_000).changes
+        #expect(changes.map(\.version) == Array(1...Int64(clients * pushes)))
+        #expect(Set(changes.map(\.id)).count == clients * pushes)
+        await second.close()
+        await first.close()
+    }
+
     /// A push holds only its own user's counter row: while another transaction holds ann's, bob's
     /// pushes go through and ann's waits, then completes with the next version.
     @Test func aUsersPushWaitsOnlyForPushesOfTheSameUser() async throws {
