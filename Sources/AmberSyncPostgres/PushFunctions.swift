@@ -21,6 +21,36 @@ enum PushFunctions {
         SET enable_mergejoin = off
         """
 
+    /// What both read functions read after the users' counters, as one query of `UNION ALL`s, in
+    /// their rows' form: the users of the tokens (`t`), the answers already given to the pushes'
+    /// mutations (`r`), the last mutation id each of their clients sent (`m`), and the current
+    /// state of every record they touch (`c`).
+    private static let batchReads = """
+        SELECT 't'::text, t.user_id, t.hash, NULL::int8, NULL::text, NULL::text, NULL::int8,
+            NULL::int8, NULL::text
+        FROM amber_sync_tokens AS t WHERE t.hash = ANY(token_hashes)
+        UNION ALL
+        SELECT 'r', a.user_id, a.client_id, NULL, a.results, a.fingerprints, NULL, NULL, NULL
+        FROM unnest(push_users, push_clients, first_ids, last_ids) AS p(u, c, first_id, last_id)
+        JOIN amber_sync_push_answers AS a
+            ON a.user_id = p.u AND a.client_id = p.c AND a.last_mutation_id >= p.first_id
+            AND a.first_mutation_id <= p.last_id
+        UNION ALL
+        SELECT 'm', p.u, p.c, m.last, NULL, NULL, NULL, NULL, NULL
+        FROM (SELECT DISTINCT u, c FROM unnest(push_users, push_clients) AS q(u, c)) AS p
+        CROSS JOIN LATERAL (
+            SELECT a.last_mutation_id AS last FROM amber_sync_push_answers AS a
+            WHERE a.user_id = p.u AND a.client_id = p.c
+            ORDER BY a.last_mutation_id DESC LIMIT 1
+        ) AS m
+        UNION ALL
+        SELECT 'c', r.user_id, r.collection, NULL, r.id, r.value, r.version, r.created_version,
+            r.field_versions
+        FROM (SELECT DISTINCT u, c, i FROM unnest(record_users, record_collections, record_ids)
+            AS k(u, c, i)) AS k
+        JOIN amber_sync_records AS r ON r.user_id = k.u AND r.collection = k.c AND r.id = k.i
+        """
+
     /// `amber_sync_lock_and_read`: locks the counter rows of `locked_users` in the order of
     /// their ids (skipping those another transaction holds when `skip_locked`), then reads the
     /// users of the tokens, the answers already given to the pushes' mutations, the last
@@ -59,29 +89,7 @@ enum PushFunctions {
                 ORDER BY u.id FOR UPDATE;
             END IF;
             RETURN QUERY
-            SELECT 't'::text, t.user_id, t.hash, NULL::int8, NULL::text, NULL::text, NULL::int8,
-                NULL::int8, NULL::text
-            FROM amber_sync_tokens AS t WHERE t.hash = ANY(token_hashes)
-            UNION ALL
-            SELECT 'r', a.user_id, a.client_id, NULL, a.results, a.fingerprints, NULL, NULL, NULL
-            FROM unnest(push_users, push_clients, first_ids, last_ids) AS p(u, c, first_id, last_id)
-            JOIN amber_sync_push_answers AS a
-                ON a.user_id = p.u AND a.client_id = p.c AND a.last_mutation_id >= p.first_id
-                AND a.first_mutation_id <= p.last_id
-            UNION ALL
-            SELECT 'm', p.u, p.c, m.last, NULL, NULL, NULL, NULL, NULL
-            FROM (SELECT DISTINCT u, c FROM unnest(push_users, push_clients) AS q(u, c)) AS p
-            CROSS JOIN LATERAL (
-                SELECT a.last_mutation_id AS last FROM amber_sync_push_answers AS a
-                WHERE a.user_id = p.u AND a.client_id = p.c
-                ORDER BY a.last_mutation_id DESC LIMIT 1
-            ) AS m
-            UNION ALL
-            SELECT 'c', r.user_id, r.collection, NULL, r.id, r.value, r.version, r.created_version,
-                r.field_versions
-            FROM (SELECT DISTINCT u, c, i FROM unnest(record_users, record_collections, record_ids)
-                AS k(u, c, i)) AS k
-            JOIN amber_sync_records AS r ON r.user_id = k.u AND r.collection = k.c AND r.id = k.i;
+            \(batchReads);
         END
         $$;
         """
@@ -165,28 +173,7 @@ enum PushFunctions {
                 NULL::int8, NULL::text
             FROM amber_sync_users AS u WHERE u.id = ANY(batch_users)
             UNION ALL
-            SELECT 't', t.user_id, t.hash, NULL, NULL, NULL, NULL, NULL, NULL
-            FROM amber_sync_tokens AS t WHERE t.hash = ANY(token_hashes)
-            UNION ALL
-            SELECT 'r', a.user_id, a.client_id, NULL, a.results, a.fingerprints, NULL, NULL, NULL
-            FROM unnest(push_users, push_clients, first_ids, last_ids) AS p(u, c, first_id, last_id)
-            JOIN amber_sync_push_answers AS a
-                ON a.user_id = p.u AND a.client_id = p.c AND a.last_mutation_id >= p.first_id
-                AND a.first_mutation_id <= p.last_id
-            UNION ALL
-            SELECT 'm', p.u, p.c, m.last, NULL, NULL, NULL, NULL, NULL
-            FROM (SELECT DISTINCT u, c FROM unnest(push_users, push_clients) AS q(u, c)) AS p
-            CROSS JOIN LATERAL (
-                SELECT a.last_mutation_id AS last FROM amber_sync_push_answers AS a
-                WHERE a.user_id = p.u AND a.client_id = p.c
-                ORDER BY a.last_mutation_id DESC LIMIT 1
-            ) AS m
-            UNION ALL
-            SELECT 'c', r.user_id, r.collection, NULL, r.id, r.value, r.version, r.created_version,
-                r.field_versions
-            FROM (SELECT DISTINCT u, c, i FROM unnest(record_users, record_collections, record_ids)
-                AS k(u, c, i)) AS k
-            JOIN amber_sync_records AS r ON r.user_id = k.u AND r.collection = k.c AND r.id = k.i;
+            \(batchReads);
         END
         $$;
         """
