@@ -70,7 +70,8 @@ enum Figure: String, CaseIterable {
     func run(backend: Backend, options: Options) async throws {
         switch self {
         case .initialSync: try await InitialSync.run(backend: backend, records: options.records)
-        case .firstPush: try await FirstPush.run(backend: backend, records: options.records)
+        case .firstPush:
+            try await FirstPush.run(backend: backend, records: options.records, rounds: options.rounds)
         case .page: try await PageRead.run(backend: backend, records: options.pageRecords)
         case .push:
             try await PushThroughput.run(
