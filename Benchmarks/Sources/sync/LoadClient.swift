@@ -162,6 +162,11 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     return sorted[min(max(rank, 0), sorted.count - 1)]
 }
 
+/// `values` as `a, b, c` with two decimals: the rounds a median was taken of.
+func list(_ values: [Double]) -> String {
+    values.map { format($0) }.joined(separator: ", ")
+}
+
 /// Seconds since `start`.
 func seconds(since start: ContinuousClock.Instant) -> Double {
     let elapsed = start.duration(to: .now)

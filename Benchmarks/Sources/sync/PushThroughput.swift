@@ -81,11 +81,6 @@ enum PushThroughput {
             ])
     }
 
-    /// `values` as `a, b, c` with two decimals.
-    private static func list(_ values: [Double]) -> String {
-        values.map { format($0) }.joined(separator: ", ")
-    }
-
     /// Runs the figure's pushes against a new server and returns their time and the CPU time the
     /// server process spent meanwhile (steadier than the time on a shared machine); with
     /// `storingPushes` false, against one that answers without storing (``UnstoredPushes``).

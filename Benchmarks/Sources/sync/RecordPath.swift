@@ -42,11 +42,6 @@ enum FirstPush {
             ])
     }
 
-    /// `values` as `a, b, c` with two decimals.
-    private static func list(_ values: [Double]) -> String {
-        values.map { format($0) }.joined(separator: ", ")
-    }
-
     /// One round: a new server and database, a new client store of `records` notes, its first
     /// sync timed; the store's rows, for the baseline.
     private static func pushOnce(backend: Backend, records: Int, round: Int) async throws -> (
@@ -97,7 +92,7 @@ enum FirstPush {
 
 /// Raw writes of `(collection, id, json)` rows into a table shaped like the server's records.
 enum RawServerInsert {
-    static func insert(_ rows: [(String, String, String)], backend: Backend, round: Int = 0) async throws -> Double {
+    static func insert(_ rows: [(String, String, String)], backend: Backend, round: Int) async throws -> Double {
         switch backend.kind {
         case .sqlite:
             let queue = try DatabaseQueue(path: backend.scratchPath("raw-server-\(round).sqlite"))
