@@ -189,6 +189,23 @@ struct PostgresSyncDatabaseTests {
         #expect(try state() == #"5 4 {"n":3} 2"#)
     }
 
+    /// A user deleted between a batch's read and its write has no counter row to lock: the write
+    /// names the user and leaves no row naming it (records, answers, history), as the lock
+    /// the read used to take guaranteed; the push, decided again, finds the user gone.
+    @Test func aBatchsWriteForAUserDeletedSinceTheReadLeavesNoRowNamingIt() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let (id, _) = try await userWithThreeNotes(at: url)
+        try PostgresTestServer.psql(url, "DELETE FROM amber_sync_users WHERE id = \(id)")
+
+        #expect(try PostgresTestServer.psql(url, "SELECT \(checkedWrite(user: id, counter: 3))") == "{\(id)}")
+        for table in ["amber_sync_records", "amber_sync_push_answers", "amber_sync_history"] {
+            #expect(
+                try PostgresTestServer.psql(url, "SELECT count(*) FROM \(table) WHERE user_id = \(id)") == "0",
+                "\(table)")
+        }
+    }
+
     /// A user "ann" with notes 1, 2 and 3 pushed by client "phone" (counter 3): the user's id and
     /// the hash of the user's token.
     private func userWithThreeNotes(at url: String) async throws -> (id: Int64, tokenHash: String) {
