@@ -80,42 +80,46 @@ import Testing
         let token = try await server.addUser()
         let day = try Device(server: server, token: token)
         let night = try Device(server: server, token: token)
-        try day.notes.add(contentsOf: (0..<2_500).map { note("note \($0)") })
+        // More than one push batch of `Outbox.defaultBatchSize`.
+        let count = Outbox.defaultBatchSize + 500
+        try day.notes.add(contentsOf: (0..<count).map { note("note \($0)") })
         let dayEvents = Collected(day.client.events())
         let nightEvents = Collected(night.client.events())
-        // The night phone applies what it pulls in three transactions (by default, one).
+        // The night phone applies what it pulls a page a transaction (by default, one for all).
         await night.client.engine.apply(recordsPerTransaction: 1_000)
 
-        #expect(try await day.client.sync().pushed == 2_500)
-        #expect(try await night.client.sync().pulled == 2_500)
-        #expect(night.notes.count == 2_500 && night.client.pendingCount == 0)
+        #expect(try await day.client.sync().pushed == count)
+        #expect(try await night.client.sync().pulled == count)
+        #expect(night.notes.count == count && night.client.pendingCount == 0)
 
         func progress(_ events: Collected<SyncEvent>, _ count: Int) async -> [SyncProgress] {
             _ = await eventually { events.values.count { if case .progress = $0 { true } else { false } } >= count }
             return events.values.compactMap { if case .progress(let progress) = $0 { progress } else { nil } }
         }
         // The day phone then pulls from the beginning too (its first pull): pages of its own notes.
-        // Batches of `Outbox.defaultBatchSize` (2,000): the notes are small, far from the byte bound.
-        let batches = Array(stride(from: Outbox.defaultBatchSize, to: 2_500, by: Outbox.defaultBatchSize)) + [2_500]
+        // Batches of `Outbox.defaultBatchSize`: the notes are small, far from the byte bound.
+        let batches = [Outbox.defaultBatchSize, count]
         let pushed = await progress(dayEvents, batches.count).filter { $0.phase == .pushing }
         #expect(pushed.map(\.completed) == batches)
-        #expect(pushed.allSatisfy { $0.total == 2_500 })
+        #expect(pushed.allSatisfy { $0.total == count })
         #expect(pushed.map(\.bytes) == pushed.map(\.bytes).sorted() && pushed[0].bytes > 500 * 50)
-        let pulled = await progress(nightEvents, 3)
-        #expect(pulled.map(\.phase) == [.pulling, .pulling, .pulling])
-        #expect(pulled.map(\.completed) == [1_000, 2_000, 2_500])
-        #expect(pulled.map(\.total) == [2_500, 2_500, 2_500])
+        // Pages of 1,000.
+        let pages = Array(stride(from: 1_000, to: count, by: 1_000)) + [count]
+        let pulled = await progress(nightEvents, pages.count)
+        #expect(pulled.allSatisfy { $0.phase == .pulling })
+        #expect(pulled.map(\.completed) == pages)
+        #expect(pulled.allSatisfy { $0.total == count })
         #expect(pulled.last?.fraction == 1)
         // The pull of what changed since is short, and has no total.
         try day.notes.add(note("one more"))
         _ = try await day.client.sync()
         _ = try await night.client.sync()
-        let more = await progress(nightEvents, 4)
+        let more = await progress(nightEvents, pages.count + 1)
         #expect(more.last?.completed == 1 && more.last?.total == nil)
         // A sync that finds nothing reports no progress.
         _ = try await night.client.sync()
         try await Task.sleep(for: .milliseconds(200))
-        #expect(await progress(nightEvents, 4).count == 4)
+        #expect(await progress(nightEvents, pages.count + 1).count == pages.count + 1)
     }
 
     /// A pull writes its first page as soon as it is here, then transactions as large as what it

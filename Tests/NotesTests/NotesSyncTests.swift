@@ -69,7 +69,7 @@ import Testing
         defer { if serve.isRunning { serve.terminate() } }
 
         let tag = UUID().uuidString
-        let notes = (0..<2_500).map { index in
+        let notes = (0..<4_500).map { index in
             #"{"id": "\#(UUID().uuidString)", "text": "note \#(index)", "tagIDs": ["\#(tag)"], "created": \#(780_000_000 + index), "modified": \#(780_000_000 + index)}"#
         }
         let archive = serverDirectory.appendingPathComponent("notes.json")
@@ -79,14 +79,15 @@ import Testing
 
         let push = try day.run("sync", "--server", server, "--token", token)
         #expect(push.status == 0, "\(push.error)")
-        #expect(push.output.contains("synced: pushed 2501"))
-        #expect(push.error.contains("pushed 2000 of 2501 records"), "\(push.error)")
-        #expect(push.error.contains("pushed 2501 of 2501 records"))
+        #expect(push.output.contains("synced: pushed 4501"))
+        // Push batches of up to 4,000 records, pull pages of 1,000.
+        #expect(push.error.contains("pushed 4000 of 4501 records"), "\(push.error)")
+        #expect(push.error.contains("pushed 4501 of 4501 records"))
         #expect(!push.error.contains("\r"), "no bar redrawn in place off a terminal")
         let pull = try night.run("sync", "--server", server, "--token", token)
         #expect(pull.status == 0, "\(pull.error)")
-        #expect(pull.error.contains("pulled 1000 of 2501 records"), "\(pull.error)")
-        #expect(pull.error.contains("pulled 2501 of 2501 records"))
+        #expect(pull.error.contains("pulled 1000 of 4501 records"), "\(pull.error)")
+        #expect(pull.error.contains("pulled 4501 of 4501 records"))
         // A short sync prints nothing there.
         try day.run("add", "one more")
         let short = try day.run("sync")
