@@ -91,13 +91,21 @@ extension PostgresSyncDatabase {
 
     /// The tag of the push that made `version`, or `nil` when the user's history does not reach it.
     public func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
+        try await historyTags(for: user, at: [version])[0]
+    }
+
+    /// The tags of the push that made each of `versions`, in one statement (one round trip);
+    /// `nil` where the user's history does not reach it.
+    public func historyTags(for user: SyncUser, at versions: [Int64]) async throws -> [String?] {
         let rows = try await collect(
             """
-            SELECT tag FROM amber_sync_history
-            WHERE user_id = \(user.id) AND version >= \(version) ORDER BY version LIMIT 1
+            SELECT (
+                SELECT tag FROM amber_sync_history
+                WHERE user_id = \(user.id) AND version >= wanted.version ORDER BY version LIMIT 1
+            ) FROM unnest(\(versions)::int8[]) WITH ORDINALITY AS wanted(version, position) ORDER BY position
             """
         )
-        return try rows.first?.decode(String.self)
+        return try rows.map { try $0.decode(String?.self) }
     }
 
     /// Forgets deleted records whose deletion is older than `date`, and remembers, per user, the

@@ -296,6 +296,9 @@ struct UnstoredPushes: SyncDatabase {
     func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
         try await database.historyTag(for: user, at: version)
     }
+    func historyTags(for user: SyncUser, at versions: [Int64]) async throws -> [String?] {
+        try await database.historyTags(for: user, at: versions)
+    }
     func prune(deletionsOlderThan date: Date) async throws -> Int {
         try await database.prune(deletionsOlderThan: date)
     }

@@ -136,6 +136,16 @@ public protocol SyncDatabase: Sendable {
     /// - Returns: The tag, or `nil` when the user's history does not reach `version`.
     func historyTag(for user: SyncUser, at version: Int64) async throws -> String?
 
+    /// The tags of the user's history at several versions, as ``historyTag(for:at:)`` gives
+    /// each, read together: a push answer checks the client's cursor and tags its new one with a
+    /// single look-up.
+    ///
+    /// - Parameters:
+    ///   - user: The user whose history to read.
+    ///   - versions: Versions above 0.
+    /// - Returns: One tag per version, in the same order; `nil` where the history does not reach it.
+    func historyTags(for user: SyncUser, at versions: [Int64]) async throws -> [String?]
+
     /// Forgets deleted records whose deletion is older than `date`.
     ///
     /// Clients whose cursor is older than a forgotten deletion must pull again from 0.
@@ -182,5 +192,18 @@ extension SyncDatabase {
     ///   ``pull(for:after:limit:maximumBytes:)`` does.
     public func pull(for user: SyncUser, after cursor: Int64, limit: Int) async throws -> PullResponse {
         try await pull(for: user, after: cursor, limit: limit, maximumBytes: SyncLimits.defaultMaximumBody)
+    }
+
+    /// Each version's tag from ``historyTag(for:at:)``, one look-up after another: a backend that
+    /// can read them together implements this itself.
+    ///
+    /// - Parameters:
+    ///   - user: The user whose history to read.
+    ///   - versions: Versions above 0.
+    /// - Returns: One tag per version, in the same order; `nil` where the history does not reach it.
+    public func historyTags(for user: SyncUser, at versions: [Int64]) async throws -> [String?] {
+        var tags: [String?] = []
+        for version in versions { tags.append(try await historyTag(for: user, at: version)) }
+        return tags
     }
 }

@@ -98,25 +98,19 @@ extension SyncServer {
             database.changeNotifier.notify(userID: user.id)
         }
         var response = PushResponse(results: results)
-        // The client's own changes right after its cursor, in the history it followed: it need
-        // not pull them back.
+        // The client's own changes right after its cursor, in the history it followed (its cursor
+        // is 0, or another with the tag the server gives there now): it need not pull them back.
+        // The tag at its cursor and the one at its new cursor are read in one look-up.
         if let cursor = push.cursor, let last = PushResponse.cursor(after: cursor, applying: results),
-            try await followsHistory(cursor: cursor, tag: push.cursorTag, of: user)
+            cursor == 0 || push.cursorTag != nil
         {
-            let tag = try await metrics.database(.push) { try await database.historyTag(for: user, at: last) }
-            if let tag { (response.cursor, response.cursorTag) = (last, tag) }
+            let versions = cursor == 0 ? [last] : [cursor, last]
+            let tags = try await metrics.database(.push) { try await database.historyTags(for: user, at: versions) }
+            if tags.count == versions.count, cursor == 0 || tags[0] == push.cursorTag, let tag = tags[tags.count - 1] {
+                (response.cursor, response.cursorTag) = (last, tag)
+            }
         }
         return try Response.json(response)
-    }
-
-    /// Whether `cursor` and `tag` name a place in the user's history as the server has it now:
-    /// 0 always does; another cursor only with the tag the server gives there.
-    private func followsHistory(cursor: Int64, tag: String?, of user: SyncUser) async throws -> Bool {
-        guard cursor > 0 else { return true }
-        guard let tag else { return false }
-        let (database, metrics) = (database, metrics)
-        let current = try await metrics.database(.push) { try await database.historyTag(for: user, at: cursor) }
-        return current == tag
     }
 
     /// Decodes a request body; a large one on a thread of its own, so that decoding it does not

@@ -80,13 +80,18 @@ extension SQLiteSyncDatabase {
 
     /// The tag of the push that made `version`, or `nil` when the user's history does not reach it.
     public func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
+        try await historyTags(for: user, at: [version])[0]
+    }
+
+    /// The tags of the push that made each of `versions`, read in one transaction; `nil` where
+    /// the user's history does not reach it.
+    public func historyTags(for user: SyncUser, at versions: [Int64]) async throws -> [String?] {
         try await pool.read { db in
-            try String.fetchOne(
-                db.cachedStatement(
-                    sql:
-                        "SELECT tag FROM amber_sync_history WHERE user_id = ? AND version >= ? ORDER BY version LIMIT 1"
-                ),
-                arguments: [user.id, version])
+            let statement = try db.cachedStatement(
+                sql: "SELECT tag FROM amber_sync_history WHERE user_id = ? AND version >= ? ORDER BY version LIMIT 1")
+            return try versions.map { version in
+                try String.fetchOne(statement, arguments: [user.id, version])
+            }
         }
     }
 

@@ -182,6 +182,40 @@ import Testing
         }
     }
 
+    /// The tags of several versions read together are each version's own: versions of one push
+    /// share its tag, another push's differ, and a version past the history has none.
+    @Test(arguments: Backend.allCases)
+    func historyTagsReadTogetherAreEachVersionsTag(backend: Backend) async throws {
+        try await backend.withDatabase { test in
+            let database = test.database
+            let ann = try #require(try await database.user(forToken: try await database.addUser(named: "ann")))
+            let bob = try #require(try await database.user(forToken: try await database.addUser(named: "bob")))
+            func create(_ ids: ClosedRange<Int64>, for user: SyncUser) async throws {
+                _ = try await database.push(
+                    ids.map {
+                        Mutation(mutationID: $0, collection: "notes", id: "\($0)", baseVersion: nil, value: [:])
+                    },
+                    clientID: "phone", for: user)
+            }
+            try await create(1...2, for: ann)
+            try await create(3...3, for: ann)
+            try await create(1...1, for: bob)
+            let versions: [Int64] = [3, 1, 2, 4, 1]
+            let tags = try await database.historyTags(for: ann, at: versions)
+            var one: [String?] = []
+            for version in versions { one.append(try await database.historyTag(for: ann, at: version)) }
+            #expect(tags == one)
+            #expect(tags[1] != nil && tags[1] == tags[2] && tags[4] == tags[1], "versions 1 and 2: one push")
+            #expect(tags[0] != nil && tags[0] != tags[1], "version 3: another push")
+            #expect(tags[3] == nil, "no version 4 yet")
+            #expect(
+                try await database.historyTags(for: bob, at: [1, 2]) == [
+                    try await database.historyTag(for: bob, at: 1), nil,
+                ])
+            #expect(try await database.historyTags(for: ann, at: []) == [])
+        }
+    }
+
     @Test func tokensAreHashedWithSHA256AsLowercaseHex() {
         #expect(AccessToken.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(AccessToken.generate() != AccessToken.generate())

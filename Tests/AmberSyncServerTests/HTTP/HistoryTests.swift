@@ -73,6 +73,49 @@ import Testing
         }
     }
 
+    /// A push from a tagged cursor checks that tag and tags its new cursor in one look-up of the
+    /// history (one round trip on PostgreSQL, not two).
+    @Test(arguments: Backend.allCases)
+    func aPushChecksItsCursorAndTagsTheNextInOneLookUp(backend: Backend) async throws {
+        let counting = LockedValue<CountingDatabase?>(nil)
+        let countingLookups: (any SyncDatabase) -> any SyncDatabase = { base in
+            let database = CountingDatabase(base: base, pullDelay: .zero)
+            counting.withLock { $0 = database }
+            return database
+        }
+        try await withHarness(backend, wrap: countingLookups) { harness in
+            let token = try await harness.addUser("ann")
+            let lookups = { counting.withLock { $0 }?.historyLookups.value ?? 0 }
+            func push(_ request: PushRequest) async throws -> PushResponse {
+                let response = try await harness.send(
+                    .post, "/v1/push", token: token, body: Array(try JSONEncoder().encode(request)))
+                try #require(response.status == .ok, "push answered \(response.status): \(response.text)")
+                return try response.decode(PushResponse.self)
+            }
+            let first = try await push(
+                PushRequest(clientID: "phone", mutations: [Self.create("a", mutationID: 1)], cursor: 0))
+            let tag = try #require(first.cursorTag)
+            #expect(first.cursor == 1 && lookups() == 1, "from 0, only the new cursor's tag is read")
+
+            let before = lookups()
+            let second = try await push(
+                PushRequest(
+                    clientID: "phone", mutations: [Self.create("b", mutationID: 2)], cursor: 1, cursorTag: tag))
+            #expect(second.cursor == 2 && second.cursorTag != nil && second.cursorTag != tag)
+            #expect(lookups() - before == 1, "the cursor's tag and the next one's, together")
+            let pulled = try await harness.send(.get, "/v1/pull?cursor=0", token: token).decode(PullResponse.self)
+            #expect(pulled.cursor == 2 && pulled.cursorTag == second.cursorTag)
+
+            // A tag the history no longer has: checked in one look-up too, and no cursor.
+            let beforeStale = lookups()
+            let stale = try await push(
+                PushRequest(
+                    clientID: "phone", mutations: [Self.create("c", mutationID: 3)], cursor: 2, cursorTag: tag))
+            #expect(stale.cursor == nil && stale.cursorTag == nil)
+            #expect(lookups() - beforeStale == 1)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aDifferentMutationUnderAnAnsweredIDIsRefusedAndAppliesNothing(backend: Backend) async throws {
         try await withHarness(backend) { harness in

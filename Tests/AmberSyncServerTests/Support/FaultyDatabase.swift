@@ -41,6 +41,10 @@ struct FaultyDatabase: SyncDatabase {
     func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
         try await base.historyTag(for: user, at: version)
     }
+
+    func historyTags(for user: SyncUser, at versions: [Int64]) async throws -> [String?] {
+        try await base.historyTags(for: user, at: versions)
+    }
 }
 
 /// An error a database might throw that is not about the request: the disk is full.
@@ -53,6 +57,8 @@ struct CountingDatabase: SyncDatabase {
     let pullDelay: Duration
     let pulls = PullCount()
     let tokenLookups = PullCount()
+    /// Calls of `historyTag` and of `historyTags`, each one look-up.
+    let historyLookups = PullCount()
 
     final class PullCount: Sendable {
         private let count = LockedValue(0)
@@ -93,6 +99,12 @@ struct CountingDatabase: SyncDatabase {
     func databaseID() async throws -> String { try await base.databaseID() }
 
     func historyTag(for user: SyncUser, at version: Int64) async throws -> String? {
-        try await base.historyTag(for: user, at: version)
+        historyLookups.increment()
+        return try await base.historyTag(for: user, at: version)
+    }
+
+    func historyTags(for user: SyncUser, at versions: [Int64]) async throws -> [String?] {
+        historyLookups.increment()
+        return try await base.historyTags(for: user, at: versions)
     }
 }
