@@ -96,7 +96,7 @@ extension PostgresSyncDatabase {
 
     /// The most times ``applyAlone(_:)`` decides a push again after other transactions committed
     /// for its user between its read and its write.
-    static let maximumRetries = 50
+    package static let maximumRetries = 50
 
     /// Applies `push` in batches of its own, waiting for its user's counter row, until one finds
     /// the counter it read: each try after the first follows a commit of another transaction for
@@ -127,11 +127,13 @@ extension PostgresSyncDatabase {
         [MutationResult], any Error
     >?] {
         let (logger, notifications) = (logger, notifications)
+        let betweenReadAndWrite = betweenReadAndWrite.withLock { $0 }
         waitingPushes.count(transactionOf: batch.count)
         do {
             let (outcomes, changedUsers) = try await withConnection { connection in
                 try await Self.applyBatch(
-                    batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger)
+                    batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger,
+                    betweenReadAndWrite: betweenReadAndWrite)
             }
             if !changedUsers.isEmpty {
                 Task { await notifications.announce(userIDs: changedUsers) }
@@ -158,7 +160,8 @@ extension PostgresSyncDatabase {
     /// The write's answer comes after its commit: a push is answered only once what it decided is
     /// in the database.
     private static func applyBatch(
-        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, logger: Logger
+        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, logger: Logger,
+        betweenReadAndWrite: (@Sendable () async throws -> Void)?
     ) async throws -> ([Result<[MutationResult], any Error>?], Set<Int64>) {
         let userIDs = Set(batch.map(\.userID)).sorted()
         var (state, versions) = try await read(batch, userIDs: userIDs, connection: connection, logger: logger)
@@ -185,6 +188,7 @@ extension PostgresSyncDatabase {
             }
         }
         guard !state.forgotten.isEmpty else { return (outcomes, state.changedUsers) }
+        try await betweenReadAndWrite?()
         let rows = try await connection.query(
             try writeQuery(state, counters: counters, versions: versions, waitingForLocks: waitingForLocks),
             logger: logger)

@@ -45,6 +45,10 @@ public final class PostgresSyncDatabase: SyncDatabase {
     let knownTokens = KnownTokens()
     /// When to analyze the records table, which this process's pushes make grow.
     package let recordStatistics = RecordStatistics()
+    /// Runs after each push batch's read and before its write, while the batch holds its
+    /// connection; `nil` in a server. Tests commit there what another process might commit
+    /// between the two statements.
+    package let betweenReadAndWrite = LockedValue<(@Sendable () async throws -> Void)?>(nil)
     /// The pool of connections for queries, and its running; replaced after an outage.
     private let pool: LockedValue<Pool>
     private let address: PostgresAddress

@@ -477,6 +477,68 @@ struct PostgresSyncDatabaseTests {
         await first.close()
     }
 
+    /// A push whose user's counter another process moves between its read and its write is
+    /// decided again, after that commit: it takes the next version. One that finds the counter
+    /// moved at every try gives up after `maximumRetries` with `databaseUnavailable` (a 503) and
+    /// applies nothing; sent again, it is applied.
+    @Test func aPushDecidedAgainAfterOtherCommitsIsAppliedOnceOrGivesUpApplyingNothing() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let first = try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger)
+        let second = try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger)
+        let ann = try #require(try await first.user(forToken: first.addUser(named: "ann")))
+        // Between each read and write of `first`, while any are left, `second` commits a push of ann's.
+        let (interruptions, made) = (LockedValue(0), LockedValue(0))
+        first.betweenReadAndWrite.withLock {
+            $0 = {
+                let interrupting = interruptions.withLock { left in
+                    guard left > 0 else { return false }
+                    left -= 1
+                    return true
+                }
+                guard interrupting else { return }
+                let index = made.withLock { made in
+                    made += 1
+                    return made
+                }
+                let other = Mutation(
+                    mutationID: Int64(index), collection: "notes", id: "other-\(index)", baseVersion: nil, value: [:])
+                let results = try await second.push([other], clientID: "laptop", for: ann)
+                #expect(results.map(\.status) == [.applied])
+            }
+        }
+        func note(_ mutationID: Int64, _ id: String) -> Mutation {
+            Mutation(mutationID: mutationID, collection: "notes", id: id, baseVersion: nil, value: ["n": .integer(1)])
+        }
+
+        // The batch's write and the first try alone find the counter moved; the second try writes.
+        interruptions.withLock { $0 = 2 }
+        let applied = try await first.push([note(1, "mine")], clientID: "phone", for: ann)
+        #expect(applied.map(\.status) == [.applied] && applied.map(\.version) == [3])
+
+        // At every try: given up, nothing of it written.
+        interruptions.withLock { $0 = .max }
+        let before = made.withLock { $0 }
+        await #expect {
+            try await first.push([note(2, "given up")], clientID: "phone", for: ann)
+        } throws: { error in
+            guard case .databaseUnavailable? = error as? SyncServerError else { return false }
+            return true
+        }
+        let interrupted = made.withLock { $0 } - before
+        #expect(interrupted == 1 + PostgresSyncDatabase.maximumRetries, "the batch, then each try alone")
+        let changes = try await first.pull(for: ann, after: 0, limit: 1_000).changes
+        #expect(changes.map(\.version) == Array(1...Int64(3 + interrupted)))
+        #expect(!changes.contains { $0.id == "given up" })
+
+        // Sent again once the other process is quiet: applied, after everything it committed.
+        interruptions.withLock { $0 = 0 }
+        let again = try await first.push([note(2, "given up")], clientID: "phone", for: ann)
+        #expect(again.map(\.status) == [.applied] && again.map(\.version) == [Int64(4 + interrupted)])
+        await second.close()
+        await first.close()
+    }
+
     /// A push holds only its own user's counter row: while another transaction holds ann's, bob's
     /// pushes go through and ann's waits, then completes with the next version.
     @Test func aUsersPushWaitsOnlyForPushesOfTheSameUser() async throws {
