@@ -77,15 +77,10 @@ import Testing
     /// history (one round trip on PostgreSQL, not two).
     @Test(arguments: Backend.allCases)
     func aPushChecksItsCursorAndTagsTheNextInOneLookUp(backend: Backend) async throws {
-        let counting = LockedValue<CountingDatabase?>(nil)
-        let countingLookups: (any SyncDatabase) -> any SyncDatabase = { base in
-            let database = CountingDatabase(base: base, pullDelay: .zero)
-            counting.withLock { $0 = database }
-            return database
-        }
-        try await withHarness(backend, wrap: countingLookups) { harness in
+        let counting = CountingWrap()
+        try await withHarness(backend, wrap: counting.wrap) { harness in
             let token = try await harness.addUser("ann")
-            let lookups = { counting.withLock { $0 }?.historyLookups.value ?? 0 }
+            let lookups = { counting.database?.historyLookups.value ?? 0 }
             func push(_ request: PushRequest) async throws -> PushResponse {
                 let response = try await harness.send(
                     .post, "/v1/push", token: token, body: Array(try JSONEncoder().encode(request)))

@@ -76,13 +76,8 @@ import Testing
 @Suite(.boundedConcurrency) struct PullCoalescingTests {
     @Test(arguments: Backend.allCases)
     func pullsWokenTogetherShareOneDatabaseRead(backend: Backend) async throws {
-        let counting = LockedValue<CountingDatabase?>(nil)
-        let countingReads: (any SyncDatabase) -> any SyncDatabase = { base in
-            let database = CountingDatabase(base: base, pullDelay: .milliseconds(100))
-            counting.withLock { $0 = database }
-            return database
-        }
-        try await withHarness(backend, wrap: countingReads) { harness in
+        let counting = CountingWrap(pullDelay: .milliseconds(100))
+        try await withHarness(backend, wrap: counting.wrap) { harness in
             let token = try await harness.addUser("ann")
             let waiting = 50
             try await withThrowingTaskGroup(of: PullResponse.self) { group in
@@ -99,7 +94,7 @@ import Testing
                 #expect(answered == waiting)
             }
             // Without sharing: a read per pull before the wait and another after it.
-            let reads = try #require(counting.withLock { $0 }).pulls.value
+            let reads = try #require(counting.database).pulls.value
             #expect(reads < waiting, "\(reads) database reads for \(waiting) pulls")
         }
     }
@@ -108,15 +103,10 @@ import Testing
     /// not one each (a revoked token is still refused: `LongPollTests`).
     @Test(arguments: Backend.allCases)
     func pullsWokenTogetherShareOneTokenCheck(backend: Backend) async throws {
-        let counting = LockedValue<CountingDatabase?>(nil)
-        let countingLookups: (any SyncDatabase) -> any SyncDatabase = { base in
-            let database = CountingDatabase(base: base, pullDelay: .zero)
-            counting.withLock { $0 = database }
-            return database
-        }
-        try await withHarness(backend, wrap: countingLookups) { harness in
+        let counting = CountingWrap()
+        try await withHarness(backend, wrap: counting.wrap) { harness in
             let token = try await harness.addUser("ann")
-            let lookups = { counting.withLock { $0 }?.tokenLookups.value ?? 0 }
+            let lookups = { counting.database?.tokenLookups.value ?? 0 }
             let waiting = 50
             try await withThrowingTaskGroup(of: PullResponse.self) { group in
                 for _ in 0..<waiting {

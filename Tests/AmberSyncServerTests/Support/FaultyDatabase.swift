@@ -108,3 +108,24 @@ struct CountingDatabase: SyncDatabase {
         return try await base.historyTags(for: user, at: versions)
     }
 }
+
+/// Makes a harness's database a ``CountingDatabase`` (`withHarness(_:wrap:)`) and keeps it for
+/// the test to read its counts.
+final class CountingWrap: Sendable {
+    private let made = LockedValue<CountingDatabase?>(nil)
+    private let pullDelay: Duration
+
+    init(pullDelay: Duration = .zero) {
+        self.pullDelay = pullDelay
+    }
+
+    /// The harness's `wrap`.
+    func wrap(_ base: any SyncDatabase) -> any SyncDatabase {
+        let database = CountingDatabase(base: base, pullDelay: pullDelay)
+        made.withLock { $0 = database }
+        return database
+    }
+
+    /// The database `wrap` made, once the harness has started.
+    var database: CountingDatabase? { made.withLock { $0 } }
+}
