@@ -100,9 +100,10 @@ extension PostgresSyncDatabase {
         let rows = try await collect(
             """
             SELECT (
-                SELECT tag FROM amber_sync_history
-                WHERE user_id = \(user.id) AND version >= wanted.version ORDER BY version LIMIT 1
-            ) FROM unnest(\(versions)::int8[]) WITH ORDINALITY AS wanted(version, position) ORDER BY position
+                SELECT history.tag FROM amber_sync_history history
+                WHERE history.user_id = \(user.id) AND history.version >= wanted.version
+                ORDER BY history.version LIMIT 1
+            ) FROM unnest(\(versions)::int8[]) WITH ORDINALITY AS wanted(version, position) ORDER BY wanted.position
             """
         )
         return try rows.map { try $0.decode(String?.self) }
