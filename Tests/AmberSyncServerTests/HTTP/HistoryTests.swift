@@ -101,7 +101,7 @@ import Testing
             let pulled = try await harness.send(.get, "/v1/pull?cursor=0", token: token).decode(PullResponse.self)
             #expect(pulled.cursor == 2 && pulled.cursorTag == second.cursorTag)
 
-            // A tag the history no longer has: checked in one look-up too, and no cursor.
+            // A tag other than the one at its cursor: checked in one look-up too, and no cursor.
             let beforeStale = lookups()
             let stale = try await push(
                 PushRequest(
