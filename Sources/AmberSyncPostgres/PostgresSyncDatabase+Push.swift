@@ -72,6 +72,15 @@ extension PostgresSyncDatabase {
         waitingPushes.applied
     }
 
+    /// How many batches of pushes were decided again, reading the records their creations name,
+    /// because one of those records was stored (``applyBatch(_:waitingForLocks:readingCreations:connection:logger:betweenReadAndWrite:)``).
+    package var creationsReadAgain: Int {
+        waitingPushes.creationsReadAgain
+    }
+
+    /// SQLSTATE `unique_violation`: an insert found a row under its key.
+    private static let uniqueViolation = "23505"
+
     /// Applies waiting pushes, a batch at a time, until none this call may take waits (one whose
     /// user is in another batch being applied is left to that batch's caller).
     ///
@@ -126,14 +135,24 @@ extension PostgresSyncDatabase {
     private func apply(_ batch: [WaitingPushes.Push], waitingForLocks: Bool) async -> [Result<
         [MutationResult], any Error
     >?] {
-        let (logger, notifications) = (logger, notifications)
+        let (logger, notifications, waitingPushes) = (logger, notifications, waitingPushes)
         let betweenReadAndWrite = betweenReadAndWrite.withLock { $0 }
         waitingPushes.count(transactionOf: batch.count)
         do {
             let (outcomes, changedUsers) = try await withConnection { connection in
-                try await Self.applyBatch(
-                    batch, waitingForLocks: waitingForLocks, connection: connection, logger: logger,
-                    betweenReadAndWrite: betweenReadAndWrite)
+                do {
+                    return try await Self.applyBatch(
+                        batch, waitingForLocks: waitingForLocks, readingCreations: false, connection: connection,
+                        logger: logger, betweenReadAndWrite: betweenReadAndWrite)
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.uniqueViolation {
+                    // A record that a mutation created as new is stored under its name: the
+                    // write changed nothing, and the batch is decided again against the records
+                    // its creations name too.
+                    waitingPushes.countCreationsReadAgain()
+                    return try await Self.applyBatch(
+                        batch, waitingForLocks: waitingForLocks, readingCreations: true, connection: connection,
+                        logger: logger, betweenReadAndWrite: betweenReadAndWrite)
+                }
             }
             if !changedUsers.isEmpty {
                 Task { await notifications.announce(userIDs: changedUsers) }
@@ -152,19 +171,26 @@ extension PostgresSyncDatabase {
     }
 
     /// Applies `batch` on `connection` in two statements, each its own transaction: one reads
-    /// (``read(_:userIDs:connection:logger:)``), this process decides, one writes
+    /// (``read(_:userIDs:readingCreations:connection:logger:)``), this process decides, one writes
     /// (``writeQuery(_:counters:versions:waitingForLocks:)``) for the users whose counter rows it locks at
     /// the counter read. Returns the outcome of each push, in order (`nil` for a push whose user's
     /// row was held elsewhere or had moved), and the users whose records changed.
     ///
+    /// Unless `readingCreations`, the records that mutations create (``PushValidation/creates(_:)``)
+    /// are not read: each is decided as for a record never stored, and inserted plainly. Where a
+    /// record is stored under its name after all, the insert fails with a unique violation and
+    /// the write changes nothing; the caller decides the batch again, reading them. A phone's
+    /// first push creates every record it sends, and reads none.
+    ///
     /// The write's answer comes after its commit: a push is answered only once what it decided is
     /// in the database.
     private static func applyBatch(
-        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, connection: PostgresConnection, logger: Logger,
-        betweenReadAndWrite: (@Sendable () async throws -> Void)?
+        _ batch: [WaitingPushes.Push], waitingForLocks: Bool, readingCreations: Bool, connection: PostgresConnection,
+        logger: Logger, betweenReadAndWrite: (@Sendable () async throws -> Void)?
     ) async throws -> ([Result<[MutationResult], any Error>?], Set<Int64>) {
         let userIDs = Set(batch.map(\.userID)).sorted()
-        var (state, versions) = try await read(batch, userIDs: userIDs, connection: connection, logger: logger)
+        var (state, versions) = try await read(
+            batch, userIDs: userIDs, readingCreations: readingCreations, connection: connection, logger: logger)
         let counters = versions
         var outcomes: [Result<[MutationResult], any Error>?] = []
         outcomes.reserveCapacity(batch.count)
@@ -213,7 +239,8 @@ extension PostgresSyncDatabase {
         /// The current state of every record the batch touches.
         var records: [UserRecordKey: ServerRecord] = [:]
         /// The records the database held when the batch read them (with their users' rows
-        /// locked, so no other batch can add one of theirs before this one commits).
+        /// locked, so no other batch can add one of theirs before this one commits). A record
+        /// that only creations name is not read, and not here: it is written as new.
         var stored: Set<UserRecordKey> = []
         /// The records changed, each once, in the order first changed.
         var changed: [UserRecordKey] = []
@@ -349,8 +376,12 @@ extension PostgresSyncDatabase {
     /// decided on: the users of the pushes' tokens, the answers already given to any mutation of
     /// `batch` (with the fingerprints of what they answered), the last mutation id each of its
     /// clients sent, and the current state of every record it touches, all as of one moment.
+    ///
+    /// Unless `readingCreations`, the records only creations name are not read: the write inserts
+    /// them plainly, and fails where one is stored.
     private static func read(
-        _ batch: [WaitingPushes.Push], userIDs: [Int64], connection: PostgresConnection, logger: Logger
+        _ batch: [WaitingPushes.Push], userIDs: [Int64], readingCreations: Bool, connection: PostgresConnection,
+        logger: Logger
     ) async throws -> (BatchState, versions: [Int64: Int64]) {
         var tokenHashes: [String] = []
         var clientUsers: [Int64] = []
@@ -366,7 +397,7 @@ extension PostgresSyncDatabase {
             clients.append(push.clientID)
             firstIDs.append(push.mutations.first?.mutationID ?? 0)
             lastIDs.append(push.mutations.last?.mutationID ?? 0)
-            for mutation in push.mutations {
+            for mutation in push.mutations where readingCreations || !PushValidation.creates(mutation) {
                 recordUsers.append(push.userID)
                 collections.append(mutation.collection)
                 ids.append(mutation.id)
@@ -546,6 +577,7 @@ final class WaitingPushes: Sendable {
         var batches = 0
         var busyUsers: Set<Int64> = []
         var applied = (transactions: 0, pushes: 0)
+        var creationsReadAgain = 0
     }
 
     private let state = LockedValue(State())
@@ -558,6 +590,17 @@ final class WaitingPushes: Sendable {
     /// How many transactions have applied pushes, and how many pushes they applied.
     var applied: (transactions: Int, pushes: Int) {
         state.withLock { $0.applied }
+    }
+
+    /// How many batches were decided again because a record one of their mutations created as
+    /// new was stored under its name.
+    var creationsReadAgain: Int {
+        state.withLock { $0.creationsReadAgain }
+    }
+
+    /// Counts a batch decided again, reading the records its creations name.
+    func countCreationsReadAgain() {
+        state.withLock { $0.creationsReadAgain += 1 }
     }
 
     /// Counts a transaction that applies `pushes` pushes.

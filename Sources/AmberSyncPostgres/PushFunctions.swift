@@ -185,6 +185,10 @@ enum PushFunctions {
     /// another transaction committed for them since, or holds them, and their pushes are decided
     /// again.
     ///
+    /// The records in `new_*` are inserted plainly: those the batch read were not stored, and a
+    /// creation's record it did not read fails the statement with a unique violation where one
+    /// is stored, writing nothing; the batch is then decided again, reading it.
+    ///
     /// Called on its own, outside `BEGIN`: the statement is its own transaction, committed before
     /// its answer is sent, so a batch costs two round trips. The locks keep each user's versions
     /// committing in order and hold off a user's deletion until the rows naming it are in.

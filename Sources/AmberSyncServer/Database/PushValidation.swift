@@ -57,4 +57,11 @@ public enum PushValidation {
         }
         return true
     }
+
+    /// Whether `mutation` creates a record (no base version, a whole value): a backend may decide
+    /// it as for a record never stored without reading one, and write it as new unless a record
+    /// is stored under its name (a live one or a deletion's), which it is then decided against.
+    package static func creates(_ mutation: Mutation) -> Bool {
+        mutation.baseVersion == nil && mutation.record != nil && mutation.fields == nil
+    }
 }

@@ -49,7 +49,7 @@ extension SQLiteSyncDatabase {
             // a record is stored under its name already. A first push reads nothing.
             let namesRepeat = !PushValidation.namesIncrease(mutations)
             var records = try Self.records(
-                in: db, userID: user.id, of: namesRepeat ? mutations : mutations.filter { !Self.creates($0) })
+                in: db, userID: user.id, of: namesRepeat ? mutations : mutations.filter { !PushValidation.creates($0) })
             // Looked up once for the push, not by its SQL text for each record it stores.
             let recordStore = try RecordStore(db, userID: user.id, at: now)
             defer { recordStore.finish() }
@@ -59,7 +59,7 @@ extension SQLiteSyncDatabase {
             var answers = PushAnswers()
             for (mutation, fingerprint) in zip(mutations, fingerprints) {
                 let answered = kept[mutation.mutationID]
-                if !namesRepeat, Self.creates(mutation) {
+                if !namesRepeat, PushValidation.creates(mutation) {
                     // Decided as for a record never stored, and written so unless one is.
                     var asNew = resolution
                     let step = try asNew.resolve(mutation, fingerprint: fingerprint, answered: answered) { nil }
@@ -138,12 +138,6 @@ extension SQLiteSyncDatabase {
             kept.merge(try PushAnswers.read(results: row[0], fingerprints: row[1])) { first, _ in first }
         }
         return kept
-    }
-
-    /// Whether `mutation` creates a record (no base version, a whole value): in a batch naming
-    /// each record once, it is written as new unless a record is stored under its name.
-    private static func creates(_ mutation: Mutation) -> Bool {
-        mutation.baseVersion == nil && mutation.record != nil && mutation.fields == nil
     }
 
     /// The stored records (tombstones included) that `mutations` name, read in one statement

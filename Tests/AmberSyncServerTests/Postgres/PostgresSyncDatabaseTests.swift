@@ -131,6 +131,39 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
+    /// A batch does not read the records its creations name: it writes them as new. Where one is
+    /// stored after all (another device created it, or deleted it), the write fails and changes
+    /// nothing, and the batch is decided again reading them: answered as if read the first time.
+    @Test func creationsAreWrittenUnreadAndDecidedAgainWhereARecordIsStored() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        func create(_ mutationID: Int64, _ id: String, _ text: String) -> Mutation {
+            Mutation(
+                mutationID: mutationID, collection: "notes", id: id, baseVersion: nil, value: ["text": .string(text)])
+        }
+        let first = try await database.push([create(1, "a", "a"), create(2, "b", "b")], clientID: "phone", for: ann)
+        #expect(first.map(\.version) == [1, 2])
+        #expect(database.creationsReadAgain == 0, "nothing was stored under their names")
+
+        // The laptop creates "b" too, and "c" and "d": "b" is stored, the others are new.
+        let laptop = [create(1, "b", "laptop b"), create(2, "c", "c"), create(3, "d", "d")]
+        let results = try await database.push(laptop, clientID: "laptop", for: ann)
+        #expect(database.creationsReadAgain == 1)
+        #expect(results.map(\.status) == [.conflict, .applied, .applied])
+        #expect(results.map(\.version) == [2, 3, 4])
+        #expect(results[0].value == ["text": .string("b")])
+        let page = try await database.pull(for: ann, after: 0, limit: 100)
+        #expect(page.changes.map(\.id) == ["a", "b", "c", "d"], "nothing written twice, nothing lost")
+        #expect(page.changes.first { $0.id == "b" }?.record?.object["text"] == .string("b"))
+
+        // Sent again: answered as before, from the answers kept, with nothing to decide again.
+        #expect(try await database.push(laptop, clientID: "laptop", for: ann) == results)
+        #expect(database.creationsReadAgain == 1)
+        await database.close()
+    }
+
     /// The two functions a batch of pushes goes through keep their plans for the session, made
     /// once: those plans must look every row up by its key even when made on tables small enough
     /// for a scan to be cheaper, or they would scan the tables whole once they had grown.
