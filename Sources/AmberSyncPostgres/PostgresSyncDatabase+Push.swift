@@ -55,7 +55,7 @@ extension PostgresSyncDatabase {
     {
         try PushValidation.validate(mutations, clientID: clientID)
         guard !mutations.isEmpty else { return [] }
-        let fingerprints = mutations.map(MutationFingerprint.of)
+        let fingerprints = MutationFingerprint.of(mutations)
         return try await withCheckedThrowingContinuation { continuation in
             let push = WaitingPushes.Push(
                 mutations: mutations, fingerprints: fingerprints, clientID: clientID, userID: userID,
@@ -76,6 +76,11 @@ extension PostgresSyncDatabase {
     /// because one of those records was stored (``applyBatch(_:waitingForLocks:readingCreations:connection:logger:betweenReadAndWrite:)``).
     package var creationsReadAgain: Int {
         waitingPushes.creationsReadAgain
+    }
+
+    /// How many pushes wait to be taken into a batch: those of users whose batch is being applied.
+    package var waitingPushCount: Int {
+        waitingPushes.waitingCount
     }
 
     /// SQLSTATE `unique_violation`: an insert found a row under its key.
@@ -231,19 +236,23 @@ extension PostgresSyncDatabase {
     }
 
     /// What a batch of pushes reads and decides, before it is written.
+    ///
+    /// A batch of one push naming each record once (a phone's first push: thousands of
+    /// creations) decides each mutation without a look-up of the ones before it: what earlier
+    /// pushes of the batch decided and answered is indexed by record and by mutation only when a
+    /// later push of the batch may need it.
     struct BatchState {
-        /// Answers given before, with the fingerprints of what they answered, and those given now.
+        /// Answers given before (read), with the fingerprints of what they answered, and those
+        /// given to earlier pushes of a client that pushed again in this batch.
         var answers: [AnswerKey: (result: MutationResult, fingerprint: String?)] = [:]
         /// The highest mutation id answered to each client.
         var lastMutationIDs: [ClientKey: Int64] = [:]
-        /// The current state of every record the batch touches.
-        var records: [UserRecordKey: ServerRecord] = [:]
         /// The records the database held when the batch read them (with their users' rows
         /// locked, so no other batch can add one of theirs before this one commits). A record
         /// that only creations name is not read, and not here: it is written as new.
-        var stored: Set<UserRecordKey> = []
-        /// The records changed, each once, in the order first changed.
-        var changed: [UserRecordKey] = []
+        var stored: [UserRecordKey: ServerRecord] = [:]
+        /// The records changed, each once with its last state, in the order first changed.
+        private(set) var changed: [(key: UserRecordKey, record: ServerRecord)] = []
         var changedUsers: Set<Int64> = []
         /// The user of each token hash of the batch that is still in the database.
         var tokenUsers: [String: Int64] = [:]
@@ -255,54 +264,87 @@ extension PostgresSyncDatabase {
         /// The last version of each user that changed, for its history row.
         var historyTags: [Int64: String] = [:]
 
+        /// Where each record of ``changed`` is in it, for the first ``indexedCount`` of them.
+        private var changedIndex: [UserRecordKey: Int] = [:]
+        private var indexedCount = 0
+
         /// Decides `push` against what the batch holds so far (with the rules of
         /// `PushResolution`): its results and the user's new counter. Throws, changing nothing,
         /// when the push reuses a client id.
         mutating func apply(_ push: WaitingPushes.Push, after version: Int64) throws -> ([MutationResult], Int64) {
             let client = ClientKey(userID: push.userID, clientID: push.clientID)
+            let earlierAnswers = newAnswers[client]
+            if let earlierAnswers {
+                // This client pushed before in the batch: a retry of those mutations is
+                // answered as they were.
+                for (result, fingerprint) in zip(earlierAnswers.results, earlierAnswers.fingerprints) {
+                    answers[AnswerKey(client: client, mutationID: result.mutationID)] = (result, fingerprint)
+                }
+            }
+            indexChanged()
             var resolution = PushResolution(
                 clientID: push.clientID, version: version, lastMutationID: lastMutationIDs[client])
-            // What this push decides, kept apart until it is known not to be refused.
-            var decided: [UserRecordKey: ServerRecord] = [:]
-            var decidedOrder: [UserRecordKey] = []
-            var pushAnswers: [(key: AnswerKey, result: MutationResult, fingerprint: String)] = []
+            // What this push decides, kept apart until it is known not to be refused. A push
+            // naming each record once never looks up its own decisions.
+            let namesRepeat = !PushValidation.namesIncrease(push.mutations)
+            var decided: [UserRecordKey: Int] = [:]
+            var decisions: [(key: UserRecordKey, record: ServerRecord)] = []
+            var pushAnswers = PushAnswers()
             var results: [MutationResult] = []
-            // Sized once: a push of thousands of mutations otherwise rehashes each dictionary a
-            // dozen times as it grows.
-            decided.reserveCapacity(push.mutations.count)
-            decidedOrder.reserveCapacity(push.mutations.count)
-            pushAnswers.reserveCapacity(push.mutations.count)
+            // Sized once: a push of thousands of mutations otherwise grows each a dozen times.
+            if namesRepeat { decided.reserveCapacity(push.mutations.count) }
+            decisions.reserveCapacity(push.mutations.count)
             results.reserveCapacity(push.mutations.count)
+            let (noAnswers, noRecords) = (answers.isEmpty, stored.isEmpty && changedIndex.isEmpty)
             for (mutation, fingerprint) in zip(push.mutations, push.fingerprints) {
-                let answerKey = AnswerKey(client: client, mutationID: mutation.mutationID)
                 let key = UserRecordKey(
                     userID: push.userID, record: RecordKey(collection: mutation.collection, id: mutation.id))
-                let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answers[answerKey]) {
-                    decided[key] ?? records[key]
+                let answered = noAnswers ? nil : answers[AnswerKey(client: client, mutationID: mutation.mutationID)]
+                let step = try resolution.resolve(mutation, fingerprint: fingerprint, answered: answered) {
+                    if namesRepeat, let index = decided[key] { return decisions[index].record }
+                    return noRecords ? nil : current(key)
                 }
                 switch step {
                 case .answeredBefore(let result):
                     results.append(result)
                 case .decided(let outcome):
                     if case .applied(let record, _) = outcome {
-                        if decided.updateValue(record, forKey: key) == nil { decidedOrder.append(key) }
+                        if namesRepeat, let index = decided[key] {
+                            decisions[index].record = record
+                        } else {
+                            if namesRepeat { decided[key] = decisions.count }
+                            decisions.append((key, record))
+                        }
                     }
-                    pushAnswers.append((answerKey, outcome.result, fingerprint))
+                    pushAnswers.append(outcome.result, fingerprint: fingerprint)
                     results.append(outcome.result)
                 }
             }
-            for key in decidedOrder {
-                records[key] = decided[key]
-                if changedKeys.insert(key).inserted { changed.append(key) }
+            if changed.isEmpty {
+                changed = decisions
+            } else {
+                for decision in decisions {
+                    if let index = changedIndex[decision.key] {
+                        changed[index].record = decision.record
+                    } else {
+                        changed.append(decision)
+                    }
+                }
             }
-            if !decidedOrder.isEmpty {
+            if !decisions.isEmpty {
                 changedUsers.insert(push.userID)
                 historyTags[push.userID] = historyTags[push.userID] ?? HistoryTag.random()
             }
-            for answer in pushAnswers {
-                answers[answer.key] = (answer.result, answer.fingerprint)
-                if newAnswers[client] == nil { newAnswersOrder.append(client) }
-                newAnswers[client, default: PushAnswers()].append(answer.result, fingerprint: answer.fingerprint)
+            if !pushAnswers.isEmpty {
+                if var all = earlierAnswers {
+                    for (result, fingerprint) in zip(pushAnswers.results, pushAnswers.fingerprints) {
+                        all.append(result, fingerprint: fingerprint)
+                    }
+                    newAnswers[client] = all
+                } else {
+                    newAnswersOrder.append(client)
+                    newAnswers[client] = pushAnswers
+                }
             }
             if let last = push.mutations.last?.mutationID {
                 lastMutationIDs[client] = max(lastMutationIDs[client] ?? last, last)
@@ -313,14 +355,25 @@ extension PostgresSyncDatabase {
             return (results, resolution.version)
         }
 
-        private var changedKeys: Set<UserRecordKey> = []
+        /// The state of record `key` as the batch left it so far (``indexChanged()`` first).
+        private func current(_ key: UserRecordKey) -> ServerRecord? {
+            if let index = changedIndex[key] { return changed[index].record }
+            return stored[key]
+        }
+
+        /// Indexes the records changed by the pushes decided so far.
+        private mutating func indexChanged() {
+            guard indexedCount < changed.count else { return }
+            changedIndex.reserveCapacity(changed.count)
+            for index in indexedCount..<changed.count {
+                changedIndex[changed[index].key] = index
+            }
+            indexedCount = changed.count
+        }
 
         /// Sizes the collections that grow with each mutation for a batch of `mutations`.
         mutating func reserveCapacity(mutations: Int) {
-            answers.reserveCapacity(answers.count + mutations)
-            records.reserveCapacity(records.count + mutations)
             changed.reserveCapacity(mutations)
-            changedKeys.reserveCapacity(mutations)
         }
     }
 
@@ -428,8 +481,7 @@ extension PostgresSyncDatabase {
                 let fieldVersions?
             ):
                 let key = UserRecordKey(userID: userID, record: RecordKey(collection: collection, id: id))
-                state.stored.insert(key)
-                state.records[key] = ServerRecord(
+                state.stored[key] = ServerRecord(
                     record: try value.map {
                         JSONRecord(text: $0, object: try JSONText.decode(JSONObject.self, from: $0))
                     },
@@ -494,9 +546,14 @@ extension PostgresSyncDatabase {
     private static func writeQuery(
         _ state: BatchState, counters: [Int64: Int64], versions: [Int64: Int64], waitingForLocks: Bool
     ) throws -> PostgresQuery {
-        let changed = state.changed.map { ($0, state.records[$0]!) }
-        let new = try RecordColumns(changed.filter { !state.stored.contains($0.0) })
-        let records = try RecordColumns(changed.filter { state.stored.contains($0.0) })
+        let (new, records): (RecordColumns, RecordColumns)
+        if state.stored.isEmpty {
+            (new, records) = (try RecordColumns(state.changed), try RecordColumns([]))
+        } else {
+            let stored = state.changed.filter { state.stored[$0.key] != nil }
+            let unstored = state.changed.filter { state.stored[$0.key] == nil }
+            (new, records) = (try RecordColumns(unstored), try RecordColumns(stored))
+        }
         let answers = state.newAnswersOrder.map { ($0, state.newAnswers[$0]!) }
         let changedUsers = state.changedUsers.sorted()
         let users = counters.keys.sorted()
@@ -590,6 +647,11 @@ final class WaitingPushes: Sendable {
     /// How many transactions have applied pushes, and how many pushes they applied.
     var applied: (transactions: Int, pushes: Int) {
         state.withLock { $0.applied }
+    }
+
+    /// How many pushes wait for a batch.
+    var waitingCount: Int {
+        state.withLock { $0.waiting.count }
     }
 
     /// How many batches were decided again because a record one of their mutations created as

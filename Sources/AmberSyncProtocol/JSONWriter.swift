@@ -10,6 +10,11 @@ package struct JSONWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Forgets the text written so far, keeping its room for the next.
+    package mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// `value` as JSON text, written into room for `capacity` bytes: a good guess spares the
     /// copies of a growing buffer (two for a pull page of 8 MiB).
     package static func bytes(of value: some JSONWireEncodable, capacity: Int = 256) -> [UInt8] {

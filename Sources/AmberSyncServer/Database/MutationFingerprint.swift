@@ -7,17 +7,35 @@ import Foundation
 public enum MutationFingerprint {
     /// The SHA-256 of the mutation's canonical JSON (sorted keys), in lowercase hex.
     public static func of(_ mutation: Mutation) -> String {
-        let digest = SHA256.hash(data: JSONWriter.bytes(of: mutation))
-        var hex: [UInt8] = []
-        hex.reserveCapacity(SHA256.byteCount * 2)
-        for byte in digest {
-            hex.append(hexDigits[Int(byte >> 4)])
-            hex.append(hexDigits[Int(byte & 0xF)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        var writer = JSONWriter()
+        return of(mutation, writingInto: &writer)
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    /// The fingerprint of each of `mutations`, in order: ``of(_:)``, each written into one buffer
+    /// in turn rather than a new one for each.
+    public static func of(_ mutations: [Mutation]) -> [String] {
+        var writer = JSONWriter(capacity: 1_024)
+        return mutations.map { of($0, writingInto: &writer) }
+    }
+
+    private static func of(_ mutation: Mutation, writingInto writer: inout JSONWriter) -> String {
+        writer.removeAll()
+        mutation.write(to: &writer)
+        var hash = SHA256()
+        writer.bytes.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        let digest = hash.finalize()
+        return digest.withUnsafeBytes { digest in
+            String(unsafeUninitializedCapacity: SHA256.byteCount * 2) { hex in
+                for (offset, byte) in digest.enumerated() {
+                    hex[2 * offset] = hexDigits[Int(byte >> 4)]
+                    hex[2 * offset + 1] = hexDigits[Int(byte & 0xF)]
+                }
+                return SHA256.byteCount * 2
+            }
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Checks a mutation whose id was answered before against what was answered.
     ///

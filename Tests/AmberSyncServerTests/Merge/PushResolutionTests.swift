@@ -1,6 +1,7 @@
 import AmberSyncProtocol
 import AmberSyncServer
 import AmberTestSupport
+import Crypto
 import Testing
 
 /// The order of the push rules, apart from any backend.
@@ -69,6 +70,22 @@ import Testing
             _ = try resolution.resolve(old, fingerprint: MutationFingerprint.of(old), answered: nil) { nil }
         } throws: { isClientIDReused($0, mutationID: id) }
         #expect(resolution.version == 9, "nothing was decided")
+    }
+
+    /// A fingerprint is the SHA-256 of the mutation's canonical JSON, in lowercase hex: the
+    /// same whether taken alone or with the others of a push, longer ones before shorter ones.
+    @Test func fingerprintsAreTheSHA256OfTheCanonicalJSONAloneOrTogether() {
+        let long = Mutation(
+            mutationID: 7, collection: "notes", id: "n", baseVersion: 3,
+            value: ["text": .string(String(repeating: "x", count: 2_000)), "n": .integer(1)])
+        let short = mutation(8, base: nil, text: "é")
+        let text = #"{"baseVersion":null,"collection":"notes","id":"n","mutationID":8,"value":{"text":"é"}}"#
+        let expected = SHA256.hash(data: Array(text.utf8)).map { String($0, radix: 16) }
+            .map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+        #expect(MutationFingerprint.of(short) == expected)
+        let together = MutationFingerprint.of([long, short, long])
+        #expect(together == [MutationFingerprint.of(long), expected, MutationFingerprint.of(long)])
+        #expect(together[0] != together[1] && together[0].count == 64)
     }
 }
 

@@ -164,6 +164,48 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
+    /// A push sent again while the first is still waiting (a client that timed out) can land in
+    /// one batch with it: the second is answered as the first was, mutation by mutation, and its
+    /// new mutation applied after them; nothing is stored twice. The order they arrive in
+    /// changes nothing.
+    @Test func aPushAndItsRetryInOneBatchAreAnsweredAlikeAndStoredOnce() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        // The first batch (the laptop's) waits between its read and write until both of the
+        // phone's pushes wait behind it: they are then taken together.
+        let held = LockedValue(true)
+        database.betweenReadAndWrite.withLock {
+            $0 = {
+                while held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            }
+        }
+        func note(_ mutationID: Int64, _ id: String, base: Int64? = nil) -> Mutation {
+            Mutation(
+                mutationID: mutationID, collection: "notes", id: id, baseVersion: base, value: ["id": .string(id)])
+        }
+        async let laptop = database.push([note(1, "zero")], clientID: "laptop", for: ann)
+        while database.pushTransactions.transactions == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let sent = [note(1, "a"), note(2, "b"), note(3, "zero", base: 1)]
+        async let first = database.push(sent, clientID: "phone", for: ann)
+        async let again = database.push(sent + [note(4, "c")], clientID: "phone", for: ann)
+        while database.waitingPushCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        held.withLock { $0 = false }
+
+        #expect(try await laptop.map(\.version) == [1])
+        let (once, twice) = (try await first, try await again)
+        #expect(database.pushTransactions == (transactions: 2, pushes: 3), "the phone's pushes in one batch")
+        #expect(once.map(\.status) == [.applied, .applied, .applied])
+        #expect(Array(twice.prefix(3)) == once, "answered as before")
+        #expect(twice[3].status == .applied)
+        #expect(Set(once.map(\.version) + [twice[3].version]) == [2, 3, 4, 5])
+        let changes = try await database.pull(for: ann, after: 0, limit: 100).changes
+        #expect(changes.map(\.version) == [2, 3, 4, 5])
+        #expect(changes.map(\.id).sorted() == ["a", "b", "c", "zero"], "each stored once")
+        await database.close()
+    }
+
     /// The two functions a batch of pushes goes through keep their plans for the session, made
     /// once: those plans must look every row up by its key even when made on tables small enough
     /// for a scan to be cheaper, or they would scan the tables whole once they had grown.
