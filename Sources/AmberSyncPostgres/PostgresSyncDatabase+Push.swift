@@ -55,7 +55,7 @@ extension PostgresSyncDatabase {
     {
         try PushValidation.validate(mutations, clientID: clientID)
         guard !mutations.isEmpty else { return [] }
-        let fingerprints = MutationFingerprint.of(mutations)
+        let fingerprints = MutationFingerprint.ofEach(mutations)
         return try await withCheckedThrowingContinuation { continuation in
             let push = WaitingPushes.Push(
                 mutations: mutations, fingerprints: fingerprints, clientID: clientID, userID: userID,

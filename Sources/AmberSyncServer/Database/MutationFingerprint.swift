@@ -11,9 +11,9 @@ public enum MutationFingerprint {
         return of(mutation, writingInto: &writer)
     }
 
-    /// The fingerprint of each of `mutations`, in order: ``of(_:)``, each written into one buffer
+    /// The fingerprint (``of(_:)``) of each of `mutations`, in order, each written into one buffer
     /// in turn rather than a new one for each.
-    public static func of(_ mutations: [Mutation]) -> [String] {
+    public static func ofEach(_ mutations: [Mutation]) -> [String] {
         var writer = JSONWriter(capacity: 1_024)
         return mutations.map { of($0, writingInto: &writer) }
     }

@@ -15,7 +15,7 @@ extension SQLiteSyncDatabase {
         try PushValidation.validate(mutations, clientID: clientID)
         guard let smallestID = mutations.first?.mutationID else { return [] }
         let now = Date().timeIntervalSince1970
-        let fingerprints = MutationFingerprint.of(mutations)
+        let fingerprints = MutationFingerprint.ofEach(mutations)
         let tag = HistoryTag.random()
         return try await pool.write { db in
             guard

@@ -83,7 +83,7 @@ import Testing
         let expected = SHA256.hash(data: Array(text.utf8)).map { String($0, radix: 16) }
             .map { $0.count == 1 ? "0" + $0 : $0 }.joined()
         #expect(MutationFingerprint.of(short) == expected)
-        let together = MutationFingerprint.of([long, short, long])
+        let together = MutationFingerprint.ofEach([long, short, long])
         #expect(together == [MutationFingerprint.of(long), expected, MutationFingerprint.of(long)])
         #expect(together[0] != together[1] && together[0].count == 64)
     }
