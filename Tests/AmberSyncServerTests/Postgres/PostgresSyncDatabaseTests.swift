@@ -164,6 +164,46 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
+    /// Two server processes: while one decides a creation it did not read, the other commits a
+    /// creation of the same record. The first's write finds its user's counter moved and leaves
+    /// the push; decided again alone, its plain insert fails on the stored record, and the push
+    /// is decided once more against it: a conflict carrying the other's value, nothing overwritten.
+    @Test func aRecordCreatedByAnotherProcessMeanwhileMakesTheCreationAConflict() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let first = try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger)
+        let second = try await PostgresSyncDatabase(url: url, maximumConnections: 2, logger: logger)
+        let ann = try #require(try await first.user(forToken: first.addUser(named: "ann")))
+        let interrupted = LockedValue(false)
+        first.betweenReadAndWrite.withLock {
+            $0 = {
+                // Once only: the decisions after it find the record stored.
+                let once = interrupted.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                guard once else { return }
+                let theirs = Mutation(
+                    mutationID: 1, collection: "notes", id: "shared", baseVersion: nil,
+                    value: ["text": .string("laptop")])
+                let applied = try await second.push([theirs], clientID: "laptop", for: ann)
+                #expect(applied.map(\.version) == [1])
+            }
+        }
+        let mine = Mutation(
+            mutationID: 1, collection: "notes", id: "shared", baseVersion: nil, value: ["text": .string("phone")])
+        let results = try await first.push([mine], clientID: "phone", for: ann)
+        #expect(results.map(\.status) == [.conflict])
+        #expect(results.map(\.version) == [1])
+        #expect(results.first?.value == ["text": .string("laptop")])
+        #expect(first.creationsReadAgain == 1)
+        let changes = try await first.pull(for: ann, after: 0, limit: 10).changes
+        #expect(changes.map(\.version) == [1])
+        #expect(changes.first?.record?.object["text"] == .string("laptop"), "the other's record is kept")
+        await second.close()
+        await first.close()
+    }
+
     /// A push sent again while the first is still waiting (a client that timed out) can land in
     /// one batch with it: the second is answered as the first was, mutation by mutation, and its
     /// new mutation applied after them; nothing is stored twice. The order they arrive in
