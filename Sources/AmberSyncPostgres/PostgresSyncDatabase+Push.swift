@@ -14,9 +14,10 @@ extension PostgresSyncDatabase {
     /// counters for each user whose counter is still the one read. The pushes of a user another
     /// transaction wrote for in between (another server process) are decided again. Holding a
     /// user's counter row until commit makes that user's versions commit in order, across server
-    /// processes too. Batches of different users are applied side by side, each user in one
-    /// batch at a time. A push refused for its own reasons (a reused client id) changes nothing
-    /// and does not hold up the others.
+    /// processes too. Each user is in one batch at a time; pushes arriving while a batch of few
+    /// mutations is applied wait for the next, and only next to a large batch (a phone's first
+    /// push) does another start beside it (see `WaitingPushes`). A push refused for its own
+    /// reasons (a reused client id) changes nothing and does not hold up the others.
     ///
     /// - Parameters:
     ///   - mutations: Mutations with increasing ids.
@@ -607,9 +608,16 @@ private struct RecordColumns {
 
 /// Pushes waiting to be applied on one server process, taken a batch at a time.
 ///
-/// Several batches may be applied at once, each on its own connection, but a user is in one
-/// batch at a time: the pushes of a user whose batch is being applied wait for it to commit, and
-/// go together into a later batch, in the order they came.
+/// A user is in one batch at a time: the pushes of a user whose batch is being applied wait for
+/// it to commit, and go together into a later batch, in the order they came.
+///
+/// A batch of few mutations takes about as long as its two round trips, whatever it holds, so
+/// the pushes that arrive meanwhile wait for it and go together into the next: fewer, larger
+/// batches cost the database and this process less than smaller ones applied side by side, each
+/// paying its statements' fixed cost. Only next to large batches (``largeBatchMutations``: a
+/// phone's first push), which take longer, does another batch start, up to ``maximumBatches``
+/// at once, each on its own connection, so that other users' pushes are not held up behind
+/// them.
 final class WaitingPushes: Sendable {
     /// One push request, waiting for its outcome.
     struct Push: Sendable {
@@ -625,13 +633,19 @@ final class WaitingPushes: Sendable {
     /// The most mutations in one batch, unless a single push has more.
     static let maximumMutations = 5_000
 
+    /// The fewest mutations that make a batch large: next to batches as large, another batch
+    /// may start.
+    static let largeBatchMutations = 1_000
+
     /// The most batches applied at once.
     let maximumBatches: Int
 
     private struct State {
         var waiting: [Push] = []
-        /// Batches being applied, and their users.
+        /// Batches being applied (including callers of ``nextBatch(after:)`` about to take one),
+        /// how many of them are not large, and their users.
         var batches = 0
+        var smallBatches = 0
         var busyUsers: Set<Int64> = []
         var applied = (transactions: 0, pushes: 0)
         var creationsReadAgain = 0
@@ -674,13 +688,17 @@ final class WaitingPushes: Sendable {
     }
 
     /// Queues `push`; returns whether the caller must start applying batches (``nextBatch(after:)``
-    /// until it returns `nil`): when the push's user is in no batch and fewer than
-    /// ``maximumBatches`` are being applied.
+    /// until it returns `nil`): when the push's user is in no batch, fewer than
+    /// ``maximumBatches`` are being applied, and all of those are large. Otherwise a caller
+    /// applying batches takes it next.
     func add(_ push: Push) -> Bool {
         state.withLock { state in
             state.waiting.append(push)
-            guard state.batches < maximumBatches, !state.busyUsers.contains(push.userID) else { return false }
+            guard state.batches < maximumBatches, state.smallBatches == 0, !state.busyUsers.contains(push.userID)
+            else { return false }
+            // Small until it takes a batch: two callers that start together do not both start.
             state.batches += 1
+            state.smallBatches += 1
             return true
         }
     }
@@ -691,6 +709,10 @@ final class WaitingPushes: Sendable {
     func nextBatch(after finished: [Push]) -> [Push]? {
         state.withLock { state in
             for push in finished { state.busyUsers.remove(push.userID) }
+            if Self.mutationCount(finished) >= Self.largeBatchMutations {
+                // Counted as small again until it takes its next batch.
+                state.smallBatches += 1
+            }
             var batch: [Push] = []
             var left: [Push] = []
             var mutations = 0
@@ -709,12 +731,21 @@ final class WaitingPushes: Sendable {
             }
             guard !batch.isEmpty else {
                 state.batches -= 1
+                state.smallBatches -= 1
                 return nil
             }
+            if mutations >= Self.largeBatchMutations { state.smallBatches -= 1 }
             for push in batch { state.busyUsers.insert(push.userID) }
             state.waiting = left
             return batch
         }
+    }
+}
+
+extension WaitingPushes {
+    /// How many mutations `pushes` hold.
+    fileprivate static func mutationCount(_ pushes: [Push]) -> Int {
+        pushes.reduce(0) { $0 + $1.mutations.count }
     }
 }
 

@@ -180,8 +180,13 @@ public final class PostgresSyncDatabase: SyncDatabase {
         }
     }
 
-    /// The most batches of pushes one process applies at once, each on its own connection.
+    /// The most batches of pushes one process applies at once, each on its own connection: more
+    /// than one only next to large batches (see `WaitingPushes`).
     static let maximumPushBatches = 4
+
+    /// The fewest mutations that make a batch of pushes large: next to a batch that large, other
+    /// users' pushes are applied in batches of their own rather than waiting for it.
+    package static var largePushBatch: Int { WaitingPushes.largeBatchMutations }
 
     /// How long ``close()`` waits for the connections to close.
     public static let closeTimeout = Duration.seconds(5)

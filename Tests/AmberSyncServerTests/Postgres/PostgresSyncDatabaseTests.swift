@@ -246,6 +246,83 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
+    /// Pushes of other users that arrive while a batch of few mutations is applied wait for it
+    /// and go together into the next batch, rather than each into a batch of its own beside it.
+    @Test func otherUsersPushesWaitForASmallBatchAndGoTogetherIntoTheNext() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        var users: [SyncUser] = []
+        for name in ["ann", "bob", "cara", "dan"] {
+            users.append(try #require(try await database.user(forToken: database.addUser(named: name))))
+        }
+        let (held, batches) = (LockedValue(true), LockedValue(0))
+        database.betweenReadAndWrite.withLock {
+            $0 = {
+                batches.withLock { $0 += 1 }
+                while held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            }
+        }
+        func push(_ user: SyncUser) -> Task<[MutationResult], any Error> {
+            Task { try await database.push([Self.note(1, "from-\(user.id)")], clientID: "phone", for: user) }
+        }
+        // Ann's batch is between its read and its write when the others arrive.
+        var pushes = [push(users[0])]
+        for _ in 0..<400 where batches.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        pushes += users.dropFirst().map(push)
+        for _ in 0..<400 where batches.withLock({ $0 }) == 1 && database.waitingPushCount < 3 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(database.waitingPushCount == 3, "the others wait")
+        #expect(batches.withLock { $0 } == 1, "no batch beside the first")
+        held.withLock { $0 = false }
+        for push in pushes {
+            #expect(try await push.value.map(\.status) == [.applied])
+        }
+        #expect(database.pushTransactions == (transactions: 2, pushes: 4), "the three in one batch")
+        await database.close()
+    }
+
+    /// Next to a large batch (a phone's first push), another user's push is applied in a batch
+    /// of its own at once, not held up until the large one commits.
+    @Test func nextToALargeBatchAnotherUsersPushIsAppliedBesideIt() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        let bob = try #require(try await database.user(forToken: database.addUser(named: "bob")))
+        let (held, batches, gaveUp) = (LockedValue(true), LockedValue(0), LockedValue(false))
+        database.betweenReadAndWrite.withLock {
+            $0 = {
+                let batch = batches.withLock {
+                    $0 += 1
+                    return $0
+                }
+                guard batch == 1 else { return }
+                // The large batch waits until the other has been written, or gives up after two
+                // seconds (the other waited for it).
+                for _ in 0..<400 where held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+                gaveUp.withLock { $0 = held.withLock { $0 } }
+            }
+        }
+        let large = (1...PostgresSyncDatabase.largePushBatch).map { Self.note(Int64($0), "note-\($0)") }
+        let first = Task { try await database.push(large, clientID: "phone", for: ann) }
+        for _ in 0..<400 where batches.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let other = try await database.push([Self.note(1, "bobs")], clientID: "laptop", for: bob)
+        held.withLock { $0 = false }
+        #expect(other.map(\.status) == [.applied])
+        #expect(batches.withLock { $0 } == 2)
+        #expect(try await first.value.allSatisfy { $0.status == .applied })
+        #expect(!gaveUp.withLock { $0 }, "applied while the large batch waited")
+        #expect(database.pushTransactions == (transactions: 2, pushes: 2))
+        await database.close()
+    }
+
+    /// A new record `id` of collection "notes".
+    private static func note(_ mutationID: Int64, _ id: String) -> Mutation {
+        Mutation(mutationID: mutationID, collection: "notes", id: id, baseVersion: nil, value: ["id": .string(id)])
+    }
+
     /// The two functions a batch of pushes goes through keep their plans for the session, made
     /// once: those plans must look every row up by its key even when made on tables small enough
     /// for a scan to be cheaper, or they would scan the tables whole once they had grown.
