@@ -268,9 +268,9 @@ struct PostgresSyncDatabaseTests {
         }
         // Ann's batch is between its read and its write when the others arrive.
         var pushes = [push(users[0])]
-        for _ in 0..<400 where batches.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<2_000 where batches.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
         pushes += users.dropFirst().map(push)
-        for _ in 0..<400 where batches.withLock({ $0 }) == 1 && database.waitingPushCount < 3 {
+        for _ in 0..<2_000 where batches.withLock({ $0 }) == 1 && database.waitingPushCount < 3 {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(database.waitingPushCount == 3, "the others wait")
@@ -299,15 +299,15 @@ struct PostgresSyncDatabaseTests {
                     return $0
                 }
                 guard batch == 1 else { return }
-                // The large batch waits until the other has been written, or gives up after two
+                // The large batch waits until the other has been written, or gives up after ten
                 // seconds (the other waited for it).
-                for _ in 0..<400 where held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+                for _ in 0..<2_000 where held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
                 gaveUp.withLock { $0 = held.withLock { $0 } }
             }
         }
         let large = (1...PostgresSyncDatabase.largePushBatch).map { Self.note(Int64($0), "note-\($0)") }
         let first = Task { try await database.push(large, clientID: "phone", for: ann) }
-        for _ in 0..<400 where batches.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<2_000 where batches.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
         let other = try await database.push([Self.note(1, "bobs")], clientID: "laptop", for: bob)
         held.withLock { $0 = false }
         #expect(other.map(\.status) == [.applied])
