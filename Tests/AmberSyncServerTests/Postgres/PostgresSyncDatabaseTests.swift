@@ -318,6 +318,48 @@ struct PostgresSyncDatabaseTests {
         await database.close()
     }
 
+    /// Two devices of one user create the same record, their pushes landing in one batch: the
+    /// first is applied, the second is a conflict carrying the first's value, decided against
+    /// what the batch decided before it (the record was never read: both are creations), and one
+    /// row is stored.
+    @Test func twoDevicesCreatingOneRecordInOneBatchMakeTheSecondAConflict() async throws {
+        let (url, drop) = try PostgresTestServer.makeDatabase()
+        defer { drop() }
+        let database = try await PostgresSyncDatabase(url: url, logger: logger)
+        let ann = try #require(try await database.user(forToken: database.addUser(named: "ann")))
+        let (held, batches) = (LockedValue(true), LockedValue(0))
+        database.betweenReadAndWrite.withLock {
+            $0 = {
+                batches.withLock { $0 += 1 }
+                while held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            }
+        }
+        func create(_ text: String, from client: String) -> Task<[MutationResult], any Error> {
+            let mutation = Mutation(
+                mutationID: 1, collection: "notes", id: "shared", baseVersion: nil, value: ["text": .string(text)])
+            return Task { try await database.push([mutation], clientID: client, for: ann) }
+        }
+        let first = Task { try await database.push([Self.note(1, "zero")], clientID: "tablet", for: ann) }
+        for _ in 0..<2_000 where batches.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let phone = create("from the phone", from: "phone")
+        for _ in 0..<2_000 where database.waitingPushCount < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let laptop = create("from the laptop", from: "laptop")
+        for _ in 0..<2_000 where database.waitingPushCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        held.withLock { $0 = false }
+
+        #expect(try await first.value.map(\.status) == [.applied])
+        let (mine, theirs) = (try await phone.value, try await laptop.value)
+        #expect(database.pushTransactions == (transactions: 2, pushes: 3), "the two in one batch")
+        #expect(mine.map(\.status) == [.applied])
+        #expect(theirs.map(\.status) == [.conflict])
+        #expect(theirs.first?.value == ["text": .string("from the phone")])
+        #expect(theirs.first?.version == mine.first?.version)
+        let changes = try await database.pull(for: ann, after: 0, limit: 10).changes
+        #expect(changes.filter { $0.id == "shared" }.count == 1)
+        #expect(changes.first { $0.id == "shared" }?.record?.object["text"] == .string("from the phone"))
+        await database.close()
+    }
+
     /// A new record `id` of collection "notes".
     private static func note(_ mutationID: Int64, _ id: String) -> Mutation {
         Mutation(mutationID: mutationID, collection: "notes", id: id, baseVersion: nil, value: ["id": .string(id)])
