@@ -69,9 +69,11 @@ extension SQLiteSyncDatabase {
     public func user(forToken token: String) async throws -> SyncUser? {
         try await pool.read { db in
             let row = try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT u.id, u.name FROM amber_sync_tokens t JOIN amber_sync_users u ON u.id = t.user_id WHERE t.hash = ?",
+                db.cachedStatement(
+                    sql: """
+                        SELECT u.id, u.name FROM amber_sync_tokens t JOIN amber_sync_users u ON u.id = t.user_id
+                        WHERE t.hash = ?
+                        """),
                 arguments: [AccessToken.hash(token)]
             )
             return row.map { SyncUser(id: $0[0], name: $0[1]) }
