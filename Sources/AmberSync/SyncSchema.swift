@@ -67,14 +67,16 @@ enum SyncSchema {
 
     /// Keeps the answer to a push whose first mutation is `firstMutationID`, sent with `cursor`.
     static func keepAnswer(_ db: Database, firstMutationID: Int64, cursor: Int64, _ response: PushResponse) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO amber_sync_answers (first_mutation_id, cursor, body) VALUES (?, ?, ?)",
-            arguments: [firstMutationID, cursor, JSONWriter.text(of: response)])
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO amber_sync_answers (first_mutation_id, cursor, body) VALUES (?, ?, ?)"
+        ).execute(arguments: [firstMutationID, cursor, JSONWriter.text(of: response)])
     }
 
     /// The answers kept and not yet applied, oldest first.
     static func keptAnswers(_ db: Database) throws -> [KeptAnswer] {
-        try Row.fetchAll(db, sql: "SELECT first_mutation_id, cursor, body FROM amber_sync_answers ORDER BY 1").map {
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT first_mutation_id, cursor, body FROM amber_sync_answers ORDER BY 1")
+        ).map {
             row in
             let body: String = row[2]
             return KeptAnswer(
@@ -84,19 +86,22 @@ enum SyncSchema {
 
     /// Forgets a kept answer once it is applied.
     static func dropAnswer(_ db: Database, firstMutationID: Int64) throws {
-        try db.execute(
-            sql: "DELETE FROM amber_sync_answers WHERE first_mutation_id = ?", arguments: [firstMutationID])
+        try db.cachedStatement(sql: "DELETE FROM amber_sync_answers WHERE first_mutation_id = ?").execute(
+            arguments: [firstMutationID])
     }
 
     // MARK: Meta
 
+    // The statements a sync runs every time are GRDB's cached ones: `execute(sql:)` and
+    // `fetchOne(_:sql:)` prepare the statement again at each call.
     static func meta(_ db: Database, _ name: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM amber_sync_meta WHERE name = ?", arguments: [name])
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT value FROM amber_sync_meta WHERE name = ?"), arguments: [name])
     }
 
     static func setMeta(_ db: Database, _ name: String, _ value: String) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO amber_sync_meta (name, value) VALUES (?, ?)", arguments: [name, value])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO amber_sync_meta (name, value) VALUES (?, ?)").execute(
+            arguments: [name, value])
     }
 
     static func clientID(_ db: Database) throws -> String {

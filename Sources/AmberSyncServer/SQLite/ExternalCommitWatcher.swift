@@ -122,7 +122,7 @@ final class ExternalCommitWatcher: Sendable {
     /// Each user's last version.
     fileprivate static func userVersions(_ db: Database) throws -> [Int64: Int64] {
         var versions: [Int64: Int64] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT id, version FROM amber_sync_users") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, version FROM amber_sync_users")) {
             versions[row[0]] = row[1]
         }
         return versions
