@@ -77,6 +77,42 @@ import Testing
         }
     }
 
+    /// Strings are scanned eight bytes at a time between the bytes a scan must look at: each such
+    /// byte is found at every offset from a word's start, in a string longer than a word, and a
+    /// control character is refused at its own offset.
+    @Test func everyByteOfAStringIsLookedAtWhereverItFalls() throws {
+        for offset in 0..<20 {
+            // The string starts at index 2 (`["`): offsets 0 to 19 cover every place in a word.
+            let before = String(repeating: "a", count: offset)
+            let after = String(repeating: "é", count: 9)
+            #expect(try Self.read(#"["\#(before)\"\#(after)"]"#) == .array([.string(before + "\"" + after)]))
+            #expect(try Self.read(#"["\#(before)\n\#(after)"]"#) == .array([.string(before + "\n" + after)]))
+            #expect(try Self.read(#"["\#(before)"]"#) == .array([.string(before)]))
+            var bytes = Array(#"["\#(before)_\#(after)"]"#.utf8)
+            for control: UInt8 in [0x00, 0x01, 0x0A, 0x1F] {
+                bytes[2 + offset] = control
+                #expect(throws: JSONWireError.syntax("has a control character inside a string", offset: 2 + offset)) {
+                    try JSONReader.value(from: bytes)
+                }
+            }
+            bytes[2 + offset] = 0x7F
+            #expect(try JSONReader.value(from: bytes) == .array([.string(before + "\u{7F}" + after)]))
+            // The canonical check: the writer's escapes pass, others do not, a quote ends the key.
+            let canonical: [(String, Bool)] = [
+                (#"{"k":"\#(before)\"\#(after)"}"#, true),
+                (#"{"k":"\#(before)\u001f\#(after)"}"#, true),
+                (#"{"k":"\#(before)\u0041\#(after)"}"#, false),
+                (#"{"k":"\#(before)\/\#(after)"}"#, false),
+                (#"{"\#(before)b":1,"\#(before)a":2}"#, false),
+                (#"{"\#(before)a":1,"\#(before)b":2}"#, true),
+            ]
+            for (text, isCanonical) in canonical {
+                _ = try Self.read(text)
+                #expect(Array(text.utf8).withUnsafeBytes { JSONSyntax.isCanonical($0) } == isCanonical, "\(text)")
+            }
+        }
+    }
+
     @Test func protocolFieldsOfTheWrongKindAreNamed() {
         let cases: [(String, String)] = [
             (#"{"mutationID": 1.5, "collection": "c", "id": "i"}"#, "`m.mutationID` must be an integer from"),
