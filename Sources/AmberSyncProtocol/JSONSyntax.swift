@@ -345,8 +345,7 @@ extension JSONSyntax {
     /// The scans of a string looked at each byte in turn: for a push of records, most of whose
     /// bytes are string contents, that was most of the server's time checking the body.
     @inline(__always)
-    fileprivate static func plainRunEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, controlsArePlain: Bool) -> Int
-    {
+    static func plainRunEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, controlsArePlain: Bool) -> Int {
         var index = start
         while index + 8 <= bytes.count {
             let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)

@@ -126,9 +126,11 @@ package struct JSONWriter {
             // run the generic iterator a call per byte, seconds for a note of a megabyte.
             var offset = 0
             while offset < utf8.count {
+                // Plain bytes are skipped eight at a time.
+                offset = JSONSyntax.plainRunEnd(UnsafeRawBufferPointer(utf8), from: offset, controlsArePlain: false)
+                guard offset < utf8.count else { break }
                 let byte = utf8[offset]
                 offset += 1
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<offset - 1]))
                 plainStart = offset
                 switch byte {

@@ -97,6 +97,13 @@ import Testing
             }
             bytes[2 + offset] = 0x7F
             #expect(try JSONReader.value(from: bytes) == .array([.string(before + "\u{7F}" + after)]))
+            // The writer escapes each of them wherever it falls, and reads back what it wrote.
+            for (special, escaped) in [("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{01}", #"\u0001"#)] {
+                let value = JSONValue.string(before + special + after)
+                #expect(Self.write(value) == "\"" + before + escaped + after + "\"")
+                #expect(try Self.read(Self.write(value)) == value)
+            }
+            #expect(Self.write(.string(before + "\u{7F}" + after)) == "\"" + before + "\u{7F}" + after + "\"")
             // The canonical check: the writer's escapes pass, others do not, a quote ends the key.
             let canonical: [(String, Bool)] = [
                 (#"{"k":"\#(before)\"\#(after)"}"#, true),
