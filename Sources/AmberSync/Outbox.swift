@@ -9,7 +9,9 @@ import GRDB
 /// A batch, once planned, is written to `amber_sync_outbox` before it is sent, and leaves it in
 /// the transaction that applies its answer (``markAnswered(_:in:)``). Each run of its mutations of
 /// one collection is one row, keyed by the run's first mutation id (a `MutationRun`); rows of one
-/// mutation each, written by earlier versions, are read too. A batch sent and not
+/// mutation each, written by earlier versions, are read too. A run of records as the store holds
+/// them is written without their texts (`MutationRun.textWithoutValues(_:)`), which the store
+/// keeps, or `amber_sync_outbox_kept` once a record changes (see `SyncSchema`). A batch sent and not
 /// answered (a crash, a lost connection) is sent again exactly as it was, with the same mutation
 /// ids, so the server never applies it twice. When the server finds another device using the
 /// client id (this file was copied), ``renewClientID()`` takes a new one and drops the unanswered
@@ -88,8 +90,10 @@ struct Outbox: Sendable {
             let planned = try plan(db, collections: collections, after: position)
             guard !planned.isEmpty else { return Batch(mutations: [], bytes: 0) }
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
+            // Texts kept for mutations sent before are not these records' now.
+            try Self.forgetKeptTexts(db, of: planned.filter(\.shared))
             let insert = try db.cachedStatement(
-                sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body) VALUES (?, ?, ?)")
+                sql: "INSERT INTO amber_sync_outbox (mutation_id, collection, body, shared) VALUES (?, ?, ?, ?)")
             let mutations = planned.enumerated().map { offset, plan in
                 Mutation(
                     mutationID: first + Int64(offset), collection: plan.key, id: plan.id,
@@ -99,17 +103,29 @@ struct Outbox: Sendable {
             var written = JSONWriter(
                 capacity: planned.reduce(planned.count * 128) { $0 + ($1.value?.text.utf8.count ?? 0) })
             // One row for each run of one collection's mutations (the planned records come in
-            // the order of their keys): a batch is a few statements, not one a mutation.
+            // the order of their keys): a batch is a few statements, not one a mutation. A run of
+            // values the store holds is written without them (see `SyncSchema`): the outbox then
+            // keeps no second copy of each record pushed.
             var start = 0
             while start < mutations.count {
                 var end = start + 1
-                while end < mutations.count, mutations[end].collection == mutations[start].collection { end += 1 }
+                while end < mutations.count, mutations[end].collection == mutations[start].collection,
+                    planned[end].shared == planned[start].shared
+                {
+                    end += 1
+                }
                 if start > 0 { written.raw(",") }
                 let runStart = written.bytes.endIndex
                 written.writeElements(mutations[start..<end])
-                let body = MutationRun.text(elements: written.bytes[runStart...])
-                bytes += body.utf8.count
-                try insert.execute(arguments: [mutations[start].mutationID, mutations[start].collection, body])
+                bytes += Self.emptyRunBytes + (written.bytes.endIndex - runStart)
+                let shared = planned[start].shared
+                let body =
+                    shared
+                    ? MutationRun.textWithoutValues(mutations[start..<end])
+                    : MutationRun.text(elements: written.bytes[runStart...])
+                try insert.execute(arguments: [
+                    mutations[start].mutationID, mutations[start].collection, body, shared,
+                ])
                 start = end
             }
             var sequences: [String: Int64] = [:]
@@ -140,7 +156,7 @@ struct Outbox: Sendable {
         guard batchSize > 1 else { return false }
         batchSize = max(batchSize / 2, 1)
         batchBytes = max(batchBytes / 2, 1)
-        try storage.syncWrite { try $0.execute(sql: "DELETE FROM amber_sync_outbox") }
+        try storage.syncWrite { try SyncSchema.clearOutbox($0) }
         return true
     }
 
@@ -207,6 +223,62 @@ struct Outbox: Sendable {
             }
             try delete.execute(arguments: [first, last])
         }
+        // The texts kept for runs of collections none of whose runs is left.
+        try db.cachedStatement(
+            sql: """
+                DELETE FROM amber_sync_outbox_kept
+                WHERE key NOT IN (SELECT collection FROM amber_sync_outbox WHERE shared = 1)
+                """
+        ).execute()
+    }
+
+    /// The bytes of a run's text beside its mutations', `{"mutations":[]}`.
+    private static let emptyRunBytes = MutationRun.text(elements: EmptyCollection()).utf8.count
+
+    /// Forgets the texts kept for the records of `planned`, planned again with the text the store
+    /// holds now; nothing to do, and one look, when no text is kept (most batches).
+    private static func forgetKeptTexts(_ db: Database, of planned: [Plan]) throws {
+        guard !planned.isEmpty,
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM amber_sync_outbox_kept)")) == true
+        else { return }
+        let delete = try db.cachedStatement(sql: "DELETE FROM amber_sync_outbox_kept WHERE key = ? AND id = ?")
+        for plan in planned {
+            try delete.execute(arguments: [plan.key, plan.id])
+        }
+    }
+
+    /// The mutations of a run written without their values, each given the text it was sent
+    /// with: the one kept when the record changed or went since, else the store's.
+    ///
+    /// - Throws: ``SyncError`` of kind ``SyncError/Kind/storage`` when neither has a record's
+    ///   text (the file was changed by other means than this library).
+    private static func withKeptValues(_ mutations: [Mutation], _ db: Database) throws -> [Mutation] {
+        guard let collection = mutations.first?.collection else { return mutations }
+        var ids = JSONWriter(capacity: mutations.count * 40)
+        ids.write(mutations.map(\.id))
+        let texts = try String?.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT coalesce(k.value, r.value) FROM json_each(?1) j
+                    LEFT JOIN amber_sync_outbox_kept k ON k.key = ?2 AND k.id = j.value
+                    LEFT JOIN amber_records r ON r.key = ?2 AND r.id = j.value
+                    ORDER BY j.key
+                    """),
+            arguments: [String(decoding: ids.bytes, as: UTF8.self), collection])
+        guard texts.count == mutations.count else {
+            throw SyncError(.storage, "the outbox's records of \(collection) could not be read back")
+        }
+        return try zip(mutations, texts).map { mutation, text in
+            guard let text else {
+                throw SyncError(
+                    .storage,
+                    "the text of record \(mutation.id) of \(collection), sent and not yet answered, is gone from the file")
+            }
+            // The store's text, checked when it was written.
+            return Mutation(
+                mutationID: mutation.mutationID, collection: mutation.collection, id: mutation.id,
+                baseVersion: mutation.baseVersion, record: JSONRecord(unchecked: text), fields: mutation.fields)
+        }
     }
 
     // MARK: Planning
@@ -225,9 +297,18 @@ struct Outbox: Sendable {
                 )
             }
             let body: String = row[1]
-            bytes += body.utf8.count
-            return MutationRun.isRun(body)
-                ? try MutationRun(jsonBytes: body.utf8).mutations : [try Mutation(jsonBytes: body.utf8)]
+            guard MutationRun.isRun(body) else {
+                bytes += body.utf8.count
+                return [try Mutation(jsonBytes: body.utf8)]
+            }
+            let run = try MutationRun(jsonBytes: body.utf8)
+            guard run.valuesKeptApart else {
+                bytes += body.utf8.count
+                return run.mutations
+            }
+            let mutations = try Self.withKeptValues(run.mutations, db)
+            bytes += JSONWriter.text(of: MutationRun(mutations)).utf8.count
+            return mutations
         }
         return Batch(mutations: mutations, bytes: bytes)
     }
@@ -239,7 +320,10 @@ struct Outbox: Sendable {
         let id: String
     }
 
-    private typealias Plan = (key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?)
+    /// A planned mutation; `shared` when its value is the very text the store holds for the record.
+    private typealias Plan = (
+        key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?, shared: Bool
+    )
 
     private func plan(_ db: Database, collections: [String: any SyncedCollection], after position: Position?) throws
         -> [Plan]
@@ -282,7 +366,8 @@ struct Outbox: Sendable {
                 case .upToDate:
                     try SyncSchema.setPending(db, key: key, id: id, false)
                 case .send(let baseVersion, let value, let fields):
-                    planned.append((key, id, baseVersion, value, fields))
+                    let shared = value.map { value in localText.map { value.text.hasSameUTF8(as: $0) } ?? false } ?? false
+                    planned.append((key, id, baseVersion, value, fields, shared))
                     bytes += value?.text.utf8.count ?? 0
                 }
             }

@@ -16,6 +16,10 @@ import GRDB
 ///   base before the store's record changes or goes, whichever process writes it.
 /// - `amber_sync_outbox`: mutations sent and not yet answered, sent again as they were after a crash;
 ///   a row holds a run of one collection's mutations (`MutationRun`), keyed by its first mutation id.
+///   A run planned from the store's records (`shared` is 1) is written without their values: each
+///   is the text the store held when it was planned, which the store still holds, or else
+///   `amber_sync_outbox_kept` does: triggers on `amber_records` copy a record's text there before it
+///   changes or goes, while a run of its collection is unanswered.
 /// - `amber_sync_answers`: push answers received and not yet applied, applied first after a crash:
 ///   the next batch goes to the server while the client applies the answer to the one before, and
 ///   the server then forgets that answer.
@@ -40,6 +44,28 @@ enum SyncSchema {
         if !columns.contains("same") {
             try db.execute(sql: "ALTER TABLE amber_sync_base ADD COLUMN same INTEGER NOT NULL DEFAULT 0")
         }
+        // A file whose outbox rows all hold their values (written before runs could share them).
+        let outboxColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(amber_sync_outbox)").map {
+            $0["name"] as String
+        }
+        if !outboxColumns.contains("shared") {
+            try db.execute(sql: "ALTER TABLE amber_sync_outbox ADD COLUMN shared INTEGER NOT NULL DEFAULT 0")
+        }
+        try db.execute(
+            sql: """
+                CREATE INDEX IF NOT EXISTS amber_sync_outbox_shared ON amber_sync_outbox (collection) WHERE shared = 1;
+                CREATE TABLE IF NOT EXISTS amber_sync_outbox_kept (
+                    key TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (key, id)) WITHOUT ROWID;
+                CREATE TRIGGER IF NOT EXISTS amber_sync_outbox_keep_update AFTER UPDATE OF value ON amber_records
+                    WHEN OLD.value IS NOT NEW.value
+                        AND EXISTS (SELECT 1 FROM amber_sync_outbox WHERE collection = OLD.key AND shared = 1)
+                    BEGIN INSERT INTO amber_sync_outbox_kept (key, id, value) SELECT OLD.key, OLD.id, OLD.value
+                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_outbox_kept WHERE key = OLD.key AND id = OLD.id); END;
+                CREATE TRIGGER IF NOT EXISTS amber_sync_outbox_keep_delete AFTER DELETE ON amber_records
+                    WHEN EXISTS (SELECT 1 FROM amber_sync_outbox WHERE collection = OLD.key AND shared = 1)
+                    BEGIN INSERT INTO amber_sync_outbox_kept (key, id, value) SELECT OLD.key, OLD.id, OLD.value
+                        WHERE NOT EXISTS (SELECT 1 FROM amber_sync_outbox_kept WHERE key = OLD.key AND id = OLD.id); END;
+                """)
         try db.execute(
             sql: """
                 CREATE TRIGGER IF NOT EXISTS amber_sync_base_keep_update AFTER UPDATE OF value ON amber_records
@@ -117,8 +143,13 @@ enum SyncSchema {
     static func renewClientID(_ db: Database) throws -> String {
         let id = UUID().uuidString
         try setMeta(db, "clientID", id)
-        try db.execute(sql: "DELETE FROM amber_sync_outbox")
+        try clearOutbox(db)
         return id
+    }
+
+    /// Drops every mutation sent and not answered, and the texts kept for them.
+    static func clearOutbox(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM amber_sync_outbox; DELETE FROM amber_sync_outbox_kept")
     }
 
     static func cursor(_ db: Database) throws -> Int64 {
@@ -154,7 +185,8 @@ enum SyncSchema {
     /// ``finishHistoryReset(_:)`` after the pull.
     static func forgetHistory(_ db: Database, databaseID: String?) throws {
         try db.execute(sql: "UPDATE amber_sync_base SET version = -version WHERE version > 0")
-        try db.execute(sql: "DELETE FROM amber_sync_outbox; DELETE FROM amber_sync_answers")
+        try clearOutbox(db)
+        try db.execute(sql: "DELETE FROM amber_sync_answers")
         try setCursor(db, 0)
         try setMeta(db, "historyReset", "1")
         if let databaseID {

@@ -184,9 +184,37 @@ extension PushRequest: JSONWireEncodable, JSONWireDecodable {
 /// the form of a client's outbox rows.
 package struct MutationRun: Sendable, Equatable, JSONWireEncodable {
     package let mutations: [Mutation]
+    /// Whether the run was written without its mutations' values (``textWithoutValues(_:)``):
+    /// each is `null` here, and kept where the run's reader finds it.
+    package let valuesKeptApart: Bool
 
-    package init(_ mutations: [Mutation]) {
+    package init(_ mutations: [Mutation], valuesKeptApart: Bool = false) {
         self.mutations = mutations
+        self.valuesKeptApart = valuesKeptApart
+    }
+
+    /// The member that marks a run written without its values. A reader that does not know it
+    /// refuses the run (it holds only `"mutations"`), rather than take each `null` for a deletion.
+    private static let valuesApartMember = (name: "values", value: "apart")
+
+    /// The text of a run of `mutations` written without their values, each `null`, and marked
+    /// as such: `{"mutations":[...],"values":"apart"}`.
+    package static func textWithoutValues(_ mutations: some Collection<Mutation>) -> String {
+        var writer = JSONWriter(capacity: mutations.count * 128 + 32)
+        writer.raw(#"{"mutations":["#)
+        for (offset, mutation) in mutations.enumerated() {
+            if offset > 0 { writer.raw(",") }
+            Mutation(
+                mutationID: mutation.mutationID, collection: mutation.collection, id: mutation.id,
+                baseVersion: mutation.baseVersion, record: nil, fields: mutation.fields
+            ).write(to: &writer)
+        }
+        writer.raw("],")
+        writer.write(valuesApartMember.name)
+        writer.raw(":")
+        writer.write(valuesApartMember.value)
+        writer.raw("}")
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// Whether `text` is a run rather than a single mutation.
@@ -217,10 +245,14 @@ package struct MutationRun: Sendable, Equatable, JSONWireEncodable {
         let (members, mutations) = try JSONReader.objectWithArray(bytes, key: "mutations") {
             parser, path throws(JSONWireError) in try Mutation(reading: &parser, at: path)
         }
-        guard members.isEmpty else {
-            throw JSONWireError.field(path: [], problem: "a run of mutations holds only \"mutations\"")
+        if members.isEmpty {
+            self.init(mutations)
+        } else if members.count == 1, members[Self.valuesApartMember.name] == .string(Self.valuesApartMember.value) {
+            self.init(mutations, valuesKeptApart: true)
+        } else {
+            throw JSONWireError.field(
+                path: [], problem: "a run of mutations holds only \"mutations\" and the mark of values kept apart")
         }
-        self.init(mutations)
     }
 }
 

@@ -224,11 +224,13 @@ import Testing
         let bodies = try storage.database.read { db in
             try String.fetchAll(db, sql: "SELECT body FROM amber_sync_outbox ORDER BY mutation_id")
         }
+        // Each run's records are the store's texts: kept without them.
         #expect(
             bodies == [
-                JSONWriter.text(of: MutationRun(Array(batch.mutations[..<2]))),
-                JSONWriter.text(of: MutationRun(Array(batch.mutations[2...]))),
+                MutationRun.textWithoutValues(batch.mutations[..<2]),
+                MutationRun.textWithoutValues(batch.mutations[2...]),
             ])
+        #expect(bodies.allSatisfy { !$0.contains(#""text":"#) })
 
         try storage.database.write { db in try Outbox.markAnswered([1, 2], in: db) }
         #expect(try rows() == ["3 notes"])
@@ -244,6 +246,71 @@ import Testing
         let again = try outbox.nextBatch(for: collections)
         #expect(again.mutations == Array(batch.mutations[2...]) + [earlier], "sent again, as they were")
         #expect(again.written == nil, "written again from the mutations read back")
+    }
+
+    /// The outbox keeps no copy of the texts a batch sends while the store holds them: a record
+    /// changed or removed after its batch was planned is sent again with the text it was sent
+    /// with, kept when it changed; the texts go when the batch is answered.
+    @Test func aBatchSentAgainHasTheTextsItWasSentWithThoughTheStoreChanged() throws {
+        let stored = [note("a"), note("b"), note("c"), note("d")]
+        try notes.add(contentsOf: stored)
+        let outbox = Outbox(storage: storage, clientID: "phone", batchSize: 3)
+        let first = try outbox.nextBatch(for: collections)
+        #expect(first.mutations.count == 3)
+        func kept() throws -> Int {
+            try storage.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM amber_sync_outbox_kept") }
+                ?? -1
+        }
+        #expect(try kept() == 0)
+
+        // After planning: one record of the batch edited twice, one removed, one left; the
+        // record not in the batch edited too.
+        let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.id.uuidString, $0) })
+        let (edited, removed) = (try #require(byID[first.mutations[0].id]), try #require(byID[first.mutations[1].id]))
+        let outside = try #require(stored.first { !first.mutations.map(\.id).contains($0.id.uuidString) })
+        try notes.add(edited.with(text: "edited once"))
+        try notes.add(edited.with(text: "edited twice"))
+        _ = try notes.remove(removed)
+        try notes.add(outside.with(text: "edited outside"))
+        #expect(try kept() == 3, "the two records of the batch, and the one outside it")
+
+        #expect(try outbox.unanswered(for: collections) == first.mutations)
+        let again = try outbox.nextBatch(for: collections)
+        #expect(again.mutations == first.mutations && again.bytes == first.bytes, "sent again, as it was")
+
+        // The batch after it is planned with the text the store holds now, not the one kept.
+        let second = try outbox.nextBatch(
+            for: collections, after: Outbox.Position(key: "notes", id: first.mutations[2].id))
+        #expect(second.mutations.map(\.id) == [outside.id.uuidString])
+        #expect(second.mutations[0].record?.text.contains("edited outside") == true)
+        #expect(try kept() == 2)
+        #expect(try outbox.unanswered(for: collections) == first.mutations + second.mutations)
+
+        try storage.database.write { db in try Outbox.markAnswered(first.mutations.map(\.mutationID), in: db) }
+        #expect(try kept() == 2, "kept while a run of the collection is unanswered")
+        try storage.database.write { db in try Outbox.markAnswered(second.mutations.map(\.mutationID), in: db) }
+        #expect(try kept() == 0)
+        try notes.add(outside.with(text: "edited with nothing unanswered"))
+        #expect(try kept() == 0, "nothing kept with no run unanswered")
+    }
+
+    /// A run written without its values is refused by a reader that knows only runs with them,
+    /// and by this one when its mark is not the one it writes.
+    @Test func aRunWithoutItsValuesIsNeverReadAsDeletions() throws {
+        let mutation = Mutation(
+            mutationID: 1, collection: "notes", id: "a", baseVersion: nil, record: JSONRecord(unchecked: "{}"))
+        let text = MutationRun.textWithoutValues([mutation])
+        #expect(
+            text
+                == #"{"mutations":[{"baseVersion":null,"collection":"notes","id":"a","mutationID":1,"value":null}],"values":"apart"}"#
+        )
+        let run = try MutationRun(jsonBytes: text.utf8)
+        #expect(run.valuesKeptApart && run.mutations.map(\.record) == [nil])
+        #expect(!(try MutationRun(jsonBytes: JSONWriter.text(of: MutationRun([mutation])).utf8).valuesKeptApart))
+        for other in [#","values":"here"}"#, #","other":1}"#] {
+            let marked = text.replacingOccurrences(of: #","values":"apart"}"#, with: other)
+            #expect(throws: JSONWireError.self) { try MutationRun(jsonBytes: marked.utf8) }
+        }
     }
 
     /// A request whose mutations were written already is the same bytes as one written whole.

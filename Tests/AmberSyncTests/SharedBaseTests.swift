@@ -269,7 +269,7 @@ import Testing
             )
         }
         #expect(old.keyed == true)
-        #expect(old.triggers.count == 5, "the change log's three and the bases' two")
+        #expect(old.triggers.count == 7, "the change log's three, the bases' two and the outbox's two")
 
         do {
             let widgetStorage = try SQLiteStorage(path: path)
