@@ -272,7 +272,8 @@ struct Outbox: Sendable {
             guard let text else {
                 throw SyncError(
                     .storage,
-                    "the text of record \(mutation.id) of \(collection), sent and not yet answered, is gone from the file")
+                    "the text of record \(mutation.id) of \(collection), sent and not yet answered, is gone from the file"
+                )
             }
             // The store's text, checked when it was written.
             return Mutation(
@@ -366,7 +367,8 @@ struct Outbox: Sendable {
                 case .upToDate:
                     try SyncSchema.setPending(db, key: key, id: id, false)
                 case .send(let baseVersion, let value, let fields):
-                    let shared = value.map { value in localText.map { value.text.hasSameUTF8(as: $0) } ?? false } ?? false
+                    let shared =
+                        value.map { value in localText.map { value.text.hasSameUTF8(as: $0) } ?? false } ?? false
                     planned.append((key, id, baseVersion, value, fields, shared))
                     bytes += value?.text.utf8.count ?? 0
                 }
