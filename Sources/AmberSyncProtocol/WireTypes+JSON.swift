@@ -199,15 +199,12 @@ package struct MutationRun: Sendable, Equatable, JSONWireEncodable {
 
     /// The text of a run of `mutations` written without their values, each `null`, and marked
     /// as such: `{"mutations":[...],"values":"apart"}`.
-    package static func textWithoutValues(_ mutations: some Collection<Mutation>) -> String {
+    package static func textWithoutValues(_ mutations: ArraySlice<Mutation>) -> String {
         var writer = JSONWriter(capacity: mutations.count * 128 + 32)
         writer.raw(#"{"mutations":["#)
-        for (offset, mutation) in mutations.enumerated() {
-            if offset > 0 { writer.raw(",") }
-            Mutation(
-                mutationID: mutation.mutationID, collection: mutation.collection, id: mutation.id,
-                baseVersion: mutation.baseVersion, record: nil, fields: mutation.fields
-            ).write(to: &writer)
+        for index in mutations.indices {
+            if index > mutations.startIndex { writer.raw(",") }
+            mutations[index].write(to: &writer, value: nil)
         }
         writer.raw("],")
         writer.write(valuesApartMember.name)
@@ -258,6 +255,11 @@ package struct MutationRun: Sendable, Equatable, JSONWireEncodable {
 
 extension Mutation: JSONWireEncodable, JSONWireDecodable {
     package func write(to writer: inout JSONWriter) {
+        write(to: &writer, value: record)
+    }
+
+    /// Writes the mutation with `value` in place of its record.
+    fileprivate func write(to writer: inout JSONWriter, value: JSONRecord?) {
         writer.raw(#"{"baseVersion":"#)
         writer.write(baseVersion)
         writer.raw(#","collection":"#)
@@ -271,7 +273,7 @@ extension Mutation: JSONWireEncodable, JSONWireDecodable {
         writer.raw(#","mutationID":"#)
         writer.write(mutationID)
         writer.raw(#","value":"#)
-        writer.write(record)
+        writer.write(value)
         writer.raw("}")
     }
 
