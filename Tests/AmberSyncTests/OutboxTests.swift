@@ -294,6 +294,32 @@ import Testing
         #expect(try kept() == 0, "nothing kept with no run unanswered")
     }
 
+    /// Another connection to the file (an app extension's store) that edits a record of an
+    /// unanswered batch fires the same triggers: the batch is sent again with the text it was
+    /// sent with. A text gone by other means (the file edited by hand) is a storage error, not a
+    /// mutation sent with another value.
+    @Test func anotherConnectionsEditKeepsTheTextSentAndALostTextIsAnError() throws {
+        let stored = [note("a"), note("b")]
+        try notes.add(contentsOf: stored)
+        let outbox = Outbox(storage: storage, clientID: "phone")
+        let batch = try outbox.nextBatch(for: collections)
+        #expect(batch.mutations.count == 2)
+
+        let widgetStorage = try SQLiteStorage(path: storage.path)
+        let widget = try IdentityStore<Note>(key: "notes", storage: widgetStorage)
+        try widget.update(id: stored[0].id) { $0.with(text: "edited in the widget") }
+        _ = try widget.remove(id: stored[1].id)
+        #expect(try outbox.unanswered(for: collections) == batch.mutations)
+
+        try storage.database.write { db in try db.execute(sql: "DELETE FROM amber_sync_outbox_kept") }
+        #expect {
+            _ = try outbox.unanswered(for: collections)
+        } throws: { error in
+            guard let error = error as? SyncError else { return false }
+            return error.kind == .storage && error.message.contains("is gone from the file")
+        }
+    }
+
     /// A run written without its values is refused by a reader that knows only runs with them,
     /// and by this one when its mark is not the one it writes.
     @Test func aRunWithoutItsValuesIsNeverReadAsDeletions() throws {
