@@ -750,10 +750,11 @@ extension WaitingPushes {
 }
 
 extension PostgresSyncDatabase {
-    /// Brings the planner's statistics of the records table up to date (see ``RecordStatistics``).
+    /// Brings the planner's statistics of the records table up to date (see ``RecordStatistics``):
+    /// its row count, and the statistics of the two columns a pull's plan depends on.
     func analyzeRecords() async {
         do {
-            _ = try await collect("ANALYZE amber_sync_records")
+            _ = try await collect("ANALYZE amber_sync_records (\(unescaped: RecordStatistics.analyzedColumns))")
             let rows = try await collect(
                 "SELECT reltuples::int8 FROM pg_class WHERE oid = 'amber_sync_records'::regclass")
             recordStatistics.analyzed(rows: Int(try rows.first?.decode(Int64.self) ?? 0))

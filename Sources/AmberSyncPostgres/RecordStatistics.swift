@@ -14,7 +14,16 @@ import AmberLock
 /// to read pages through the index, and a first push of 100,000 records runs four analyses
 /// (each costs the database a sample of up to 30,000 rows) where a tenth of the table ran nine,
 /// competing with the push.
+///
+/// An analysis takes only the columns the pull's plan depends on (``analyzedColumns``): the row
+/// count is taken whatever the columns, and sorting the sample of every text column (values,
+/// field versions, ids) was two thirds of a whole analysis's cost (measured at 100,000 records
+/// of about 200 bytes: 113 ms, against 36 ms for these two columns). Autovacuum's analyses
+/// still cover every column.
 package final class RecordStatistics: Sendable {
+    /// The columns this process analyzes: those of the index a pull reads its pages through.
+    package static let analyzedColumns = "user_id, version"
+
     private let state = LockedValue((written: 0, rows: 0, running: false, minimum: 10_000))
 
     package init() {}
