@@ -22,13 +22,13 @@ struct ArrayBindTests {
         ],
     ])
     func textArraysAreWrittenAsPostgresNIOWritesThem(_ elements: [String]) {
-        #expect(Self.bytes(TextArrayBind(elements)) == Self.bytes(elements))
-        #expect(TextArrayBind.psqlType == [String].psqlType)
+        #expect(Self.bytes(ArrayBind(elements)) == Self.bytes(elements))
+        #expect(ArrayBind<String>.psqlType == [String].psqlType)
     }
 
     @Test(arguments: [[], [0], [1, -1, .max, .min, 42]] as [[Int64]])
     func int8ArraysAreWrittenAsPostgresNIOWritesThem(_ elements: [Int64]) {
-        #expect(Self.bytes(Int8ArrayBind(elements)) == Self.bytes(elements))
-        #expect(Int8ArrayBind.psqlType == [Int64].psqlType)
+        #expect(Self.bytes(ArrayBind(elements)) == Self.bytes(elements))
+        #expect(ArrayBind<Int64>.psqlType == [Int64].psqlType)
     }
 }
