@@ -11,7 +11,7 @@ import PostgresNIO
 /// records, the arrays' encoding went from a seventh of the server's time to a fourteenth). The
 /// bytes are those PostgresNIO writes for the same array.
 package struct ArrayBind<Element: ArrayBindElement>: PostgresNonThrowingEncodable {
-    package static var psqlType: PostgresDataType { Element.arrayType }
+    package static var psqlType: PostgresDataType { Element.psqlArrayType }
     package static var psqlFormat: PostgresFormat { .binary }
 
     package let elements: [Element]
@@ -24,7 +24,7 @@ package struct ArrayBind<Element: ArrayBindElement>: PostgresNonThrowingEncodabl
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
     ) {
         // Dimensions (none for an empty array), whether any element is NULL (none), the type.
-        buffer.writeMultipleIntegers(UInt32(elements.isEmpty ? 0 : 1), Int32(0), Element.elementType.rawValue)
+        buffer.writeMultipleIntegers(UInt32(elements.isEmpty ? 0 : 1), Int32(0), Element.psqlType.rawValue)
         guard !elements.isEmpty else { return }
         buffer.reserveCapacity(minimumWritableBytes: elements.reduce(8) { $0 + 4 + $1.boundByteCount })
         // The one dimension's length and lower bound.
@@ -35,11 +35,9 @@ package struct ArrayBind<Element: ArrayBindElement>: PostgresNonThrowingEncodabl
     }
 }
 
-/// An element of an ``ArrayBind``, in PostgreSQL's binary form.
-package protocol ArrayBindElement {
-    /// The element's type, and the type of an array of it.
-    static var elementType: PostgresDataType { get }
-    static var arrayType: PostgresDataType { get }
+/// An element of an ``ArrayBind``, in PostgreSQL's binary form; its type and its array's type
+/// are postgres-nio's (`psqlType`, `psqlArrayType`).
+package protocol ArrayBindElement: PostgresArrayEncodable {
     /// How many bytes the element's binary form takes.
     var boundByteCount: Int { get }
     /// Writes the element's length (4 bytes) and binary form.
@@ -47,8 +45,6 @@ package protocol ArrayBindElement {
 }
 
 extension String: ArrayBindElement {
-    package static var elementType: PostgresDataType { .text }
-    package static var arrayType: PostgresDataType { .textArray }
     package var boundByteCount: Int { utf8.count }
 
     package func writeBound(into buffer: inout ByteBuffer) {
@@ -61,8 +57,6 @@ extension String: ArrayBindElement {
 }
 
 extension Int64: ArrayBindElement {
-    package static var elementType: PostgresDataType { .int8 }
-    package static var arrayType: PostgresDataType { .int8Array }
     package var boundByteCount: Int { 8 }
 
     package func writeBound(into buffer: inout ByteBuffer) {
