@@ -125,8 +125,16 @@ import Testing
         var outbox = Outbox(storage: storage, clientID: "phone")
         let sent = try outbox.nextBatch(for: collections)
         #expect(sent.mutations.map(\.mutationID) == [1, 2])
+        // A record of the batch edited after it was planned: its text as sent is kept.
+        let edited = try #require(notes.all.first { $0.id.uuidString == sent.mutations[0].id })
+        try notes.add(edited.with(text: "edited"))
+        func kept() throws -> Int? {
+            try storage.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_outbox_kept") }
+        }
+        #expect(try kept() == 1)
 
         try outbox.renewClientID()
+        #expect(try kept() == 0, "the texts kept for the dropped batch go with it")
         #expect(outbox.clientID != "phone")
         #expect(
             try storage.database.read { try SyncSchema.meta($0, "clientID") } == outbox.clientID, "kept in the file")
