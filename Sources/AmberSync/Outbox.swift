@@ -81,13 +81,19 @@ struct Outbox: Sendable {
     ///   - position: Plan only records after this one, and leave the mutations sent and not
     ///     answered alone: the batch that ended there is still at the server, and its records
     ///     are still pending.
-    func nextBatch(for collections: [String: any SyncedCollection], after position: Position? = nil)
-        throws(SyncError) -> Batch
-    {
+    ///   - most: Plan at most this many mutations (at least one), and as large a share of
+    ///     ``batchBytes``, when it is below ``batchSize``: a push's first and last batches are
+    ///     smaller, so that neither side waits long for the other (``SyncEngine``).
+    func nextBatch(
+        for collections: [String: any SyncedCollection], after position: Position? = nil, most: Int? = nil
+    ) throws(SyncError) -> Batch {
         try storage.syncWrite { db in
             if position == nil, let unanswered = try unansweredBatch(db, collections: collections) { return unanswered }
             guard !collections.isEmpty else { return Batch(mutations: [], bytes: 0) }
-            let planned = try plan(db, collections: collections, after: position)
+            let size = min(max(most ?? batchSize, 1), batchSize)
+            let planned = try plan(
+                db, collections: collections, after: position, size: size,
+                bytes: max(Int((Double(batchBytes) * Double(size) / Double(batchSize)).rounded(.up)), 1))
             guard !planned.isEmpty else { return Batch(mutations: [], bytes: 0) }
             let first = try SyncSchema.takeMutationIDs(db, count: planned.count)
             // Texts kept for mutations sent before are not these records' now.
@@ -326,9 +332,10 @@ struct Outbox: Sendable {
         key: String, id: String, baseVersion: Int64?, value: JSONRecord?, fields: [String]?, shared: Bool
     )
 
-    private func plan(_ db: Database, collections: [String: any SyncedCollection], after position: Position?) throws
-        -> [Plan]
-    {
+    /// Plans at most `size` mutations, of at most `bytes` bytes of records (at least one).
+    private func plan(
+        _ db: Database, collections: [String: any SyncedCollection], after position: Position?, size: Int, bytes limit: Int
+    ) throws -> [Plan] {
         let keys = Array(collections.keys)
         var arguments = StatementArguments(keys)
         if let position { arguments += [position.key, position.id] }
@@ -336,8 +343,8 @@ struct Outbox: Sendable {
         var bytes = 0
         // Records that need no push leave the pending list as they are looked at, so the next
         // look finds the ones after them: a real change behind many unchanged ones is pushed too.
-        var looked = batchSize
-        while planned.isEmpty, looked == batchSize {
+        var looked = size
+        while planned.isEmpty, looked == size {
             // Each row's columns taken as it is stepped, not copied into a `Row` first.
             var rows: [(key: String, id: String, localText: String?, baseVersion: Int64?, baseText: String?)] = []
             let cursor = try Row.fetchCursor(
@@ -348,7 +355,7 @@ struct Outbox: Sendable {
                     LEFT JOIN amber_sync_base b ON b.key = p.key AND b.id = p.id
                     WHERE p.key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))
                     \(position == nil ? "" : "AND (p.key, p.id) > (?, ?)")
-                    ORDER BY p.key, p.id LIMIT \(batchSize)
+                    ORDER BY p.key, p.id LIMIT \(size)
                     """,
                 arguments: arguments)
             while let row = try cursor.next() {
@@ -357,7 +364,7 @@ struct Outbox: Sendable {
             looked = rows.count
             for (key, id, localText, baseVersion, baseText) in rows {
                 // Full: the records left stay pending, for the next batch.
-                guard bytes < batchBytes else { break }
+                guard bytes < limit else { break }
                 // The store's own text, sent as it is; read only to compare it with a base.
                 let local = localText.map(JSONRecord.init(unchecked:))
                 let base = baseVersion.map { version in

@@ -28,6 +28,9 @@ actor SyncEngine {
 
     /// Most pulled records applied in one SQLite transaction (tests make it smaller).
     var recordsPerTransaction = 10_000
+    /// Whether a long push's first and last batches are smaller than the others
+    /// (``batchLimit(remaining:first:batchSize:)``; tests that build a state by hand turn it off).
+    private(set) var smallerEdgeBatches = true
     /// Push rounds per sync beyond those the pending records need: a merge makes a record
     /// pending again, to be pushed in the next round.
     static let pushRounds = 4
@@ -135,7 +138,8 @@ actor SyncEngine {
     /// While the server applies a batch, this client applies the answer to the batch before it,
     /// then plans the batch after it (into the outbox), so the server does not wait for that
     /// planning between batches: a batch is planned from the records after the last one sent
-    /// (those sent are still pending until their answer is applied). The answer is kept in the
+    /// (those sent are still pending until their answer is applied). The first and last batches
+    /// of a long push are smaller (``batchLimit(remaining:first:batchSize:)``). The answer is kept in the
     /// file before the next batch goes, since the server then forgets it. A process stopped in
     /// between applies the kept answer when it next syncs (``applyKeptAnswers(into:)``); one stopped
     /// after planning ahead sends both batches' mutations together, the server answering again
@@ -158,7 +162,9 @@ actor SyncEngine {
                     batch = planned
                     ahead = nil
                 } else {
-                    batch = try outbox.nextBatch(for: known, after: last)
+                    batch = try outbox.nextBatch(
+                        for: known, after: last,
+                        most: batchLimit(remaining: unsent, first: false))
                 }
             } else {
                 if let received = held {
@@ -167,7 +173,8 @@ actor SyncEngine {
                 }
                 guard unsent > 0 || rounds > 0 else { return }
                 if unsent <= 0 { rounds -= 1 }
-                batch = try outbox.nextBatch(for: known)
+                batch = try outbox.nextBatch(
+                    for: known, most: batchLimit(remaining: unsent, first: true))
             }
             guard !batch.isEmpty else {
                 if let received = held {
@@ -201,25 +208,27 @@ actor SyncEngine {
                     }
                     received.kept = true
                     held = received
-                    let api = api
-                    async let sent = Self.result { () async throws(SyncError) -> SyncAPI.Answer<PushResponse> in
-                        try await api.push(request, written: batch.written)
-                    }
-                    do {
-                        try apply(received, into: &report, done: &done)
-                        // The batch after this one is planned (and kept in the outbox) meanwhile
-                        // too; a stop before it is sent leaves it unanswered, sent with this one
-                        // next time.
-                        if let last = batch.last { ahead = try outbox.nextBatch(for: known, after: last) }
-                    } catch {
-                        _ = await sent
-                        throw error
-                    }
-                    held = nil
-                    answer = try await sent.get()
-                } else {
-                    answer = try await api.push(request, written: batch.written)
                 }
+                let api = api
+                async let sent = Self.result { () async throws(SyncError) -> SyncAPI.Answer<PushResponse> in
+                    try await api.push(request, written: batch.written)
+                }
+                do {
+                    if let received = held { try apply(received, into: &report, done: &done) }
+                    // The batch after this one is planned (and kept in the outbox) meanwhile
+                    // too; a stop before it is sent leaves it unanswered, sent with this one
+                    // next time.
+                    if let last = batch.last {
+                        ahead = try outbox.nextBatch(
+                            for: known, after: last,
+                            most: batchLimit(remaining: unsent, first: false))
+                    }
+                } catch {
+                    _ = await sent
+                    throw error
+                }
+                held = nil
+                answer = try await sent.get()
             } catch let error where error.code == SyncErrorCode.clientIDReused && !renewedClientID {
                 // Another device uses this client id (this file was copied): nothing was applied.
                 // Take a new id; the pending records are planned again under it.
@@ -243,6 +252,41 @@ actor SyncEngine {
                 batch: batch, response: response, cursor: cursor,
                 cursorAfter: Self.cursor(from: (cursor, cursorTag), over: response))
         }
+    }
+
+    /// The most mutations the next batch plans, when fewer than a full batch: `nil` for a full one.
+    ///
+    /// While the server applies a batch, this client applies the answer to the one before and
+    /// plans the one after, so each waits on the other only at the ends of a push: for the server
+    /// to apply the first batch, and for the client to apply the last answer. A push of more than
+    /// a batch makes both of those batches an eighth of a full one (``edgeDivisor``).
+    ///
+    /// - Parameters:
+    ///   - remaining: The pending records not sent yet (an estimate: some need no push).
+    ///   - first: Whether the batch is a push's first (nothing is at the server meanwhile).
+    ///   - batchSize: The outbox's full batch (``Outbox/batchSize``).
+    static func batchLimit(remaining: Int, first: Bool, batchSize: Int) -> Int? {
+        let edge = max(batchSize / edgeDivisor, 1)
+        let limit: Int
+        if first {
+            guard remaining > batchSize else { return nil }
+            limit = edge
+        } else {
+            // The batch before the last leaves about `edge` records for the last.
+            guard remaining > edge, remaining <= batchSize + edge else { return nil }
+            limit = remaining - edge
+        }
+        return limit < batchSize ? limit : nil
+    }
+
+    /// A push's first and last batches, when it has more than one, are a full batch divided by
+    /// this (``batchLimit(remaining:first:batchSize:)``).
+    static let edgeDivisor = 8
+
+    /// ``batchLimit(remaining:first:batchSize:)`` for this outbox; `nil` (full batches) when
+    /// ``smallerEdgeBatches`` is off.
+    private func batchLimit(remaining: Int, first: Bool) -> Int? {
+        smallerEdgeBatches ? Self.batchLimit(remaining: remaining, first: first, batchSize: outbox.batchSize) : nil
     }
 
     /// What `body` returns or throws, as a value: an `async let` of it throws no untyped error.
@@ -451,9 +495,11 @@ actor SyncEngine {
         }
     }
 
-    /// Plans push batches of at most `count` mutations (tests make them smaller).
-    func apply(pushBatchSize count: Int) {
+    /// Plans push batches of at most `count` mutations (tests make them smaller), the first and
+    /// last of a long push smaller still unless `smallerEdges` is `false`.
+    func apply(pushBatchSize count: Int, smallerEdges: Bool = true) {
         outbox = Outbox(storage: storage, clientID: outbox.clientID, batchSize: count)
+        smallerEdgeBatches = smallerEdges
     }
 
     /// Sets ``recordsPerTransaction``.

@@ -87,15 +87,16 @@ import Testing
         let server = try await TestServer.start(.sqlite, over: .inProcess)
         defer { Task { await server.stop() } }
         let token = try await server.addUser()
-        // Batches of 10, 10, 10 and 5: the second and third have one after them.
-        let transport = PlanningWatch(server.transport, watched: [2, 3])
+        // Batches of 1, 10, 10, 10, 3 and 1 (the ends of a long push are smaller): the first
+        // three have one after them.
+        let transport = PlanningWatch(server.transport, watched: [1, 2, 3])
         let day = try Device(transport: transport, tokenProvider: { token })
         transport.storage.withLock { $0 = day.storage }
         try day.notes.add(contentsOf: (0..<35).map { note("note \($0)") })
         await day.client.engine.apply(pushBatchSize: 10)
 
         #expect(try await day.client.sync().pushed == 35)
-        #expect(transport.plannedAhead.withLock { $0 } == [true, true])
+        #expect(transport.plannedAhead.withLock { $0 } == [true, true, true])
         #expect(day.client.pendingCount == 0)
         let outbox = try day.storage.syncWrite { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_outbox") }
         #expect(outbox == 0, "every batch planned was sent and answered")
@@ -124,16 +125,40 @@ import Testing
             #expect(
                 outbox.map { [$0[0], $0[1]] } == [2, 20],
                 "the batch whose answer was lost, and the one planned after it: a row each")
-            #expect(losing.pushes.withLock { $0.count } == 2)
+            #expect(losing.pushes.withLock { $0.map(\.request.mutations.count) } == [1, 10], "a small first batch")
         }
         let phone = try Device(server: server, token: token, path: path)
-        #expect(try await phone.client.sync().pushed == 25)
+        #expect(try await phone.client.sync().pushed == 34)
         #expect(phone.client.pendingCount == 0)
         let night = try Device(server: server, token: token)
         #expect(try await night.client.sync().pulled == 35)
         #expect(Set(night.notes.all) == Set(notes))
         let cursor = try night.storage.syncWrite { try SyncSchema.cursor($0) }
         #expect(cursor == 35, "one version a note: none applied twice")
+    }
+
+    /// The sizes of the batches a push plans from `pending` records: a long push's first and
+    /// last an eighth of a full batch, so that the server starts soon and the client's last
+    /// answer is short; a push that fits one batch goes whole.
+    @Test(arguments: [
+        (pending: 100_000, batchSize: 4_000, sizes: [500] + Array(repeating: 4_000, count: 24) + [3_000, 500]),
+        (4_000, 4_000, [4_000]),
+        (4_001, 4_000, [500, 3_001, 500]),
+        (8_000, 4_000, [500, 4_000, 3_000, 500]),
+        (95, 10, [1] + Array(repeating: 10, count: 9) + [3, 1]),
+        (3, 1, [1, 1, 1]),
+    ])
+    func aLongPushPlansSmallerFirstAndLastBatches(pending: Int, batchSize: Int, sizes: [Int]) {
+        var planned: [Int] = []
+        var remaining = pending
+        while remaining > 0 {
+            let most = SyncEngine.batchLimit(remaining: remaining, first: planned.isEmpty, batchSize: batchSize)
+            #expect(most.map { $0 >= 1 && $0 < batchSize } ?? true, "a limit is below a full batch")
+            let size = min(most ?? batchSize, remaining)
+            planned.append(size)
+            remaining -= size
+        }
+        #expect(planned == sizes)
     }
 
     @Test(arguments: Backend.allCases)
@@ -152,7 +177,9 @@ import Testing
         #expect(report.pushed == 95 && report.pulled == 0 && report.merged.isEmpty)
         #expect(day.client.pendingCount == 0)
         let pushes = transport.pushes.withLock { $0 }
-        #expect(pushes.map(\.request.mutations.count) == Array(repeating: 10, count: 9) + [5])
+        // The first and last batches are smaller (`SyncEngine.batchLimit`): the one before the
+        // last leaves about a tenth of a batch's records for it, here after a full batch left 4.
+        #expect(pushes.map(\.request.mutations.count) == [1] + Array(repeating: 10, count: 9) + [3, 1])
         let ids = pushes.flatMap { $0.request.mutations.map(\.id) }
         #expect(ids.count == 95 && Set(ids).count == 95, "each record in one batch only")
         // Each batch after the first names the cursor the answer before it leaves: past this
@@ -323,23 +350,23 @@ import Testing
         let recording = RecordingTransport(transport, losingFrom: 1)
         let phone = try Device(transport: recording, path: path, tokenProvider: { token })
         try phone.notes.add(contentsOf: notes)
-        await phone.client.engine.apply(pushBatchSize: 3)
+        await phone.client.engine.apply(pushBatchSize: 3, smallerEdges: false)
         await #expect(throws: SyncError.self) { try await phone.client.sync() }
         let engine = phone.client.engine
         let outbox = await engine.outbox
         let collections = await engine.collections.withLock { $0 }
-        let firstBatch = try outbox.unanswered(for: collections)
-        #expect(firstBatch.count == 3)
+        // The first batch, and the next one, planned while the first was at the server.
+        let unanswered = try outbox.unanswered(for: collections)
+        #expect(unanswered.count == 6)
+        let (firstBatch, next) = (unanswered.prefix(3), Array(unanswered.dropFirst(3)))
         let answer = try #require(recording.pushes.withLock { $0.last?.answer })
+        #expect(answer.results.map(\.mutationID) == firstBatch.map(\.mutationID))
         try phone.storage.syncWrite {
             try SyncSchema.keepAnswer($0, firstMutationID: firstBatch[0].mutationID, cursor: 0, answer)
         }
-        // The next batch, planned after the first one's records, reaches the server.
-        let lastID = try #require(firstBatch.last?.id)
-        let next = try outbox.nextBatch(for: collections, after: .init(key: "notes", id: lastID))
-        #expect(next.mutations.count == 3)
+        // The next batch reaches the server.
         let api = SyncAPI(transport: transport, tokens: SyncTokenSource(provider: { token }))
-        _ = try await api.push(PushRequest(clientID: outbox.clientID, mutations: next.mutations, cursor: 0))
+        _ = try await api.push(PushRequest(clientID: outbox.clientID, mutations: next, cursor: 0))
         return notes
     }
 
