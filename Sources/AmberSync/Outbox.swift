@@ -57,6 +57,24 @@ struct Outbox: Sendable {
         /// For a batch planned here, its mutations as a push writes them (the elements of its
         /// array), written once for the outbox and the request.
         var written: [UInt8]? = nil
+        /// Whether a record of the batch may name an attachment (``AttachmentReference/mayOccur(in:)``):
+        /// looked at as the batch is planned, which for all but a push's first batch happens while
+        /// the server applies the batch before, rather than as it is sent.
+        let mayNameAttachments: Bool
+
+        init(
+            mutations: [Mutation], bytes: Int, last: Position? = nil, sequences: [String: Int64] = [:],
+            written: [UInt8]? = nil
+        ) {
+            self.mutations = mutations
+            self.bytes = bytes
+            self.last = last
+            self.sequences = sequences
+            self.written = written
+            mayNameAttachments = mutations.contains { mutation in
+                mutation.record.map { AttachmentReference.mayOccur(in: $0.text) } ?? false
+            }
+        }
 
         var isEmpty: Bool { mutations.isEmpty }
     }

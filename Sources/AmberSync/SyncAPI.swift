@@ -12,6 +12,8 @@ struct SyncAPI: Sendable {
         let body: Body
         /// The `Amber-Database-ID` header, when the server sent one.
         let databaseID: String?
+        /// The JSON `body` was read from, as the server sent it.
+        let text: Data
     }
 
     /// Sends a push.
@@ -75,7 +77,8 @@ struct SyncAPI: Sendable {
         // Read exactly: numbers keep their digits, strings and keys their bytes.
         do {
             return Answer(
-                body: try Response(jsonBytes: response.body), databaseID: response.header(SyncHeader.databaseID))
+                body: try Response(jsonBytes: response.body), databaseID: response.header(SyncHeader.databaseID),
+                text: response.body)
         } catch {
             throw SyncError(
                 .protocolViolation,

@@ -124,6 +124,8 @@ actor SyncEngine {
     private struct Received {
         let batch: Outbox.Batch
         let response: PushResponse
+        /// The JSON `response` was read from, kept as it is.
+        let text: Data
         /// The cursor the push was sent with.
         let cursor: Int64
         /// The cursor and tag applying the answer leaves.
@@ -188,7 +190,7 @@ actor SyncEngine {
             }
             unsent -= batch.mutations.count
             // A record never reaches the server before the files it names.
-            try await attachments?.upload(referencedBy: batch.mutations)
+            if batch.mayNameAttachments { try await attachments?.upload(referencedBy: batch.mutations) }
             let (cursor, cursorTag) =
                 if let after = held?.cursorAfter { after } else {
                     try database { (try SyncSchema.cursor($0), try SyncSchema.cursorTag($0)) }
@@ -204,7 +206,7 @@ actor SyncEngine {
                     try database { db in
                         try SyncSchema.keepAnswer(
                             db, firstMutationID: received.batch.mutations[0].mutationID, cursor: received.cursor,
-                            received.response)
+                            text: String(decoding: received.text, as: UTF8.self))
                     }
                     received.kept = true
                     held = received
@@ -249,7 +251,7 @@ actor SyncEngine {
             try check(databaseID: answer.databaseID)
             let response = answer.body
             held = Received(
-                batch: batch, response: response, cursor: cursor,
+                batch: batch, response: response, text: answer.text, cursor: cursor,
                 cursorAfter: Self.cursor(from: (cursor, cursorTag), over: response))
         }
     }

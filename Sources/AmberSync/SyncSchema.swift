@@ -93,9 +93,15 @@ enum SyncSchema {
 
     /// Keeps the answer to a push whose first mutation is `firstMutationID`, sent with `cursor`.
     static func keepAnswer(_ db: Database, firstMutationID: Int64, cursor: Int64, _ response: PushResponse) throws {
+        try keepAnswer(db, firstMutationID: firstMutationID, cursor: cursor, text: JSONWriter.text(of: response))
+    }
+
+    /// Keeps the answer to a push as the server sent it: `text`, which a ``PushResponse`` was
+    /// read from (so it reads back), rather than that response written again.
+    static func keepAnswer(_ db: Database, firstMutationID: Int64, cursor: Int64, text: String) throws {
         try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO amber_sync_answers (first_mutation_id, cursor, body) VALUES (?, ?, ?)"
-        ).execute(arguments: [firstMutationID, cursor, JSONWriter.text(of: response)])
+        ).execute(arguments: [firstMutationID, cursor, text])
     }
 
     /// The answers kept and not yet applied, oldest first.

@@ -120,6 +120,50 @@ import Testing
         #expect(try roomy.nextBatch(for: collections).mutations.count == 3, "room for all: one batch")
     }
 
+    /// A batch limited to fewer mutations than a full one plans that many, and as large a share
+    /// of the batch's bytes; the records after it stay pending for the next.
+    @Test func aLimitedBatchPlansFewerRecordsAndAShareOfTheBytes() throws {
+        try notes.add(contentsOf: (0..<6).map { note("note \($0)") })
+        let outbox = Outbox(storage: storage, clientID: "phone", batchSize: 4, batchBytes: 1_000_000)
+        let small = try outbox.nextBatch(for: collections, most: 2)
+        #expect(small.mutations.count == 2)
+        let rest = try outbox.nextBatch(for: collections, after: small.last, most: 10)
+        #expect(rest.mutations.count == 4, "a limit above a full batch is a full batch")
+        #expect(Set((small.mutations + rest.mutations).map(\.id)).count == 6)
+
+        // Records of `size` bytes, batches of 4 mutations or 2 records' bytes: half a batch is
+        // 2 mutations, and one record's bytes, which one record fills.
+        let more = (0..<4).map { note("more \($0)") }
+        try notes.add(contentsOf: more)
+        try storage.syncWrite { try SyncSchema.clearOutbox($0) }
+        let size = try #require(
+            try storage.syncWrite { try SyncSchema.storedText($0, key: "notes", id: more[0].id.uuidString) }?.utf8.count)
+        let tight = Outbox(storage: storage, clientID: "phone", batchSize: 4, batchBytes: 2 * size)
+        let half = try tight.nextBatch(for: collections, most: 2)
+        #expect(half.mutations.count == 1, "half the bytes")
+        let full = try tight.nextBatch(for: collections, after: half.last)
+        #expect(full.mutations.count == 2, "all the bytes")
+        let least = try tight.nextBatch(for: collections, after: full.last, most: 0)
+        #expect(least.mutations.count == 1, "at least one")
+    }
+
+    /// Whether a batch may name an attachment is looked at as it is planned: a push uploads
+    /// attachments only for a batch that may name one.
+    @Test(arguments: [
+        ([#"{"id":"a","text":"x"}"#, nil], false),
+        ([#"{"id":"a","photo":{"sha256":"ab","size":1}}"#], true),
+        ([nil, #"{"id":"b","text":"x"}"#, #"{"id":"c","file":{"sha256":"cd","size":2}}"#], true),
+        ([], false),
+    ])
+    func aBatchKnowsWhetherARecordMayNameAnAttachment(texts: [String?], expected: Bool) {
+        let mutations = texts.enumerated().map { offset, text in
+            Mutation(
+                mutationID: Int64(offset + 1), collection: "notes", id: "n\(offset)", baseVersion: nil,
+                record: text.map(JSONRecord.init(unchecked:)), fields: nil)
+        }
+        #expect(Outbox.Batch(mutations: mutations, bytes: 0).mayNameAttachments == expected)
+    }
+
     @Test func renewingTheClientIDDropsTheUnansweredBatch() throws {
         try notes.add(contentsOf: [note("a"), note("b")])
         var outbox = Outbox(storage: storage, clientID: "phone")
