@@ -352,7 +352,8 @@ struct Outbox: Sendable {
 
     /// Plans at most `size` mutations, of at most `bytes` bytes of records (at least one).
     private func plan(
-        _ db: Database, collections: [String: any SyncedCollection], after position: Position?, size: Int, bytes limit: Int
+        _ db: Database, collections: [String: any SyncedCollection], after position: Position?, size: Int,
+        bytes limit: Int
     ) throws -> [Plan] {
         let keys = Array(collections.keys)
         var arguments = StatementArguments(keys)

@@ -137,7 +137,8 @@ import Testing
         try notes.add(contentsOf: more)
         try storage.syncWrite { try SyncSchema.clearOutbox($0) }
         let size = try #require(
-            try storage.syncWrite { try SyncSchema.storedText($0, key: "notes", id: more[0].id.uuidString) }?.utf8.count)
+            try storage.syncWrite { try SyncSchema.storedText($0, key: "notes", id: more[0].id.uuidString) }?.utf8.count
+        )
         let tight = Outbox(storage: storage, clientID: "phone", batchSize: 4, batchBytes: 2 * size)
         let half = try tight.nextBatch(for: collections, most: 2)
         #expect(half.mutations.count == 1, "half the bytes")

@@ -97,8 +97,10 @@ import Testing
             return events.values.compactMap { if case .progress(let progress) = $0 { progress } else { nil } }
         }
         // The day phone then pulls from the beginning too (its first pull): pages of its own notes.
-        // Batches of `Outbox.defaultBatchSize`: the notes are small, far from the byte bound.
-        let batches = [Outbox.defaultBatchSize, count]
+        // Batches of up to `Outbox.defaultBatchSize` (the notes are small, far from the byte
+        // bound), the first and last an eighth of that (`SyncEngine.batchLimit`).
+        let edge = Outbox.defaultBatchSize / SyncEngine.edgeDivisor
+        let batches = [edge, count - edge, count]
         let pushed = await progress(dayEvents, batches.count).filter { $0.phase == .pushing }
         #expect(pushed.map(\.completed) == batches)
         #expect(pushed.allSatisfy { $0.total == count })

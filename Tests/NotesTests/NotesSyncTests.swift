@@ -80,8 +80,9 @@ import Testing
         let push = try day.run("sync", "--server", server, "--token", token)
         #expect(push.status == 0, "\(push.error)")
         #expect(push.output.contains("synced: pushed 4501"))
-        // Push batches of up to 4,000 records, pull pages of 1,000.
-        #expect(push.error.contains("pushed 4000 of 4501 records"), "\(push.error)")
+        // Push batches of up to 4,000 records, the first and last of 500; pull pages of 1,000.
+        #expect(push.error.contains("pushed 500 of 4501 records"), "\(push.error)")
+        #expect(push.error.contains("pushed 4001 of 4501 records"), "\(push.error)")
         #expect(push.error.contains("pushed 4501 of 4501 records"))
         #expect(!push.error.contains("\r"), "no bar redrawn in place off a terminal")
         let pull = try night.run("sync", "--server", server, "--token", token)
