@@ -12,8 +12,9 @@ struct SyncAPI: Sendable {
         let body: Body
         /// The `Amber-Database-ID` header, when the server sent one.
         let databaseID: String?
-        /// The JSON `body` was read from, as the server sent it.
-        let text: Data
+        /// For a push, the JSON `body` was read from, as the server sent it (`nil` for a pull,
+        /// whose pages would otherwise hold their text beside their records while they wait).
+        var text: Data? = nil
     }
 
     /// Sends a push.
@@ -32,7 +33,8 @@ struct SyncAPI: Sendable {
         let response: Answer<PushResponse> = try await send(
             SyncTransportRequest(
                 method: "POST", path: "v1/push", headers: ["Content-Type": "application/json"],
-                body: Data(body.bytes)))
+                body: Data(body.bytes)),
+            keepingText: true)
         guard response.body.results.map(\.mutationID) == request.mutations.map(\.mutationID) else {
             throw SyncError(.protocolViolation, "the push answer does not list one result per mutation, in order")
         }
@@ -56,9 +58,9 @@ struct SyncAPI: Sendable {
     /// Sends a request and decodes a `200` answer; any other answer becomes a ``SyncError``.
     ///
     /// A `401` asks the token provider for a fresh token and sends the request once more with it.
-    private func send<Response: JSONWireDecodable & Sendable>(_ request: SyncTransportRequest) async throws(SyncError)
-        -> Answer<Response>
-    {
+    private func send<Response: JSONWireDecodable & Sendable>(
+        _ request: SyncTransportRequest, keepingText: Bool = false
+    ) async throws(SyncError) -> Answer<Response> {
         var request = request
         var token = try await tokens.token()
         request.headers["Authorization"] = "Bearer \(token)"
@@ -78,7 +80,7 @@ struct SyncAPI: Sendable {
         do {
             return Answer(
                 body: try Response(jsonBytes: response.body), databaseID: response.header(SyncHeader.databaseID),
-                text: response.body)
+                text: keepingText ? response.body : nil)
         } catch {
             throw SyncError(
                 .protocolViolation,

@@ -124,8 +124,8 @@ actor SyncEngine {
     private struct Received {
         let batch: Outbox.Batch
         let response: PushResponse
-        /// The JSON `response` was read from, kept as it is.
-        let text: Data
+        /// The JSON `response` was read from, kept as it is; `nil` when the transport gave none.
+        let text: Data?
         /// The cursor the push was sent with.
         let cursor: Int64
         /// The cursor and tag applying the answer leaves.
@@ -206,7 +206,8 @@ actor SyncEngine {
                     try database { db in
                         try SyncSchema.keepAnswer(
                             db, firstMutationID: received.batch.mutations[0].mutationID, cursor: received.cursor,
-                            text: String(decoding: received.text, as: UTF8.self))
+                            text: received.text.map { String(decoding: $0, as: UTF8.self) }
+                                ?? JSONWriter.text(of: received.response))
                     }
                     received.kept = true
                     held = received
