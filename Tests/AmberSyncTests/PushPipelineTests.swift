@@ -137,6 +137,76 @@ import Testing
         #expect(cursor == 35, "one version a note: none applied twice")
     }
 
+    /// The answer to a batch is kept in the file, while the next batch is at the server, as the
+    /// text the server sent (here spaced out by a proxy), not written again; it reads back as the
+    /// same answer.
+    @Test func anAnswerIsKeptAsTheTextTheServerSent() async throws {
+        final class SpacingTransport: SyncTransport {
+            let inner: any SyncTransport
+            /// Each push's answer as this transport handed it on.
+            let answers = LockedValue<[Data]>([])
+            init(_ inner: any SyncTransport) { self.inner = inner }
+            var server: URL { inner.server }
+            func send(_ request: SyncTransportRequest) async throws(SyncError) -> SyncTransportResponse {
+                var response = try await inner.send(request)
+                guard request.path == "v1/push" else { return response }
+                // The same JSON with a space after each comma and colon outside strings.
+                var spaced = Data()
+                var (inString, escaped) = (false, false)
+                for byte in response.body {
+                    spaced.append(byte)
+                    if inString {
+                        if escaped {
+                            escaped = false
+                        } else if byte == UInt8(ascii: "\\") {
+                            escaped = true
+                        } else if byte == UInt8(ascii: "\"") {
+                            inString = false
+                        }
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = true
+                    } else if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ":") {
+                        spaced.append(UInt8(ascii: " "))
+                    }
+                }
+                response.body = spaced
+                answers.withLock { $0.append(spaced) }
+                return response
+            }
+        }
+        let server = try await TestServer.start(.sqlite, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let transport = SpacingTransport(server.transport)
+        let day = try Device(transport: transport, tokenProvider: { token })
+        // Every answer kept, in order (each is dropped once applied).
+        try day.storage.syncWrite { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE kept_log (body TEXT NOT NULL);
+                    CREATE TRIGGER kept_log AFTER INSERT ON amber_sync_answers
+                    BEGIN INSERT INTO kept_log (body) VALUES (NEW.body); END;
+                    """)
+        }
+        try day.notes.add(contentsOf: (0..<25).map { note("note \($0)") })
+        await day.client.engine.apply(pushBatchSize: 10, smallerEdges: false)
+
+        #expect(try await day.client.sync().pushed == 25)
+        let answers = transport.answers.withLock { $0 }
+        try #require(answers.count == 3)
+        #expect(answers[0].contains(Data(", ".utf8)), "the text was spaced out")
+        let kept = try day.storage.syncWrite {
+            try String.fetchAll($0, sql: "SELECT body FROM kept_log ORDER BY rowid")
+        }
+        // The first two answers were kept while the batch after each was at the server.
+        #expect(kept == answers.prefix(2).map { String(decoding: $0, as: UTF8.self) })
+        for (text, answer) in zip(kept, answers) {
+            #expect(try PushResponse(jsonBytes: text.utf8) == PushResponse(jsonBytes: answer))
+        }
+        #expect(try day.storage.syncWrite { try SyncSchema.keptAnswers($0) }.isEmpty, "every answer was applied")
+        #expect(day.client.pendingCount == 0)
+    }
+
     /// The sizes of the batches a push plans from `pending` records: a long push's first and
     /// last an eighth of a full batch, so that the server starts soon and the client's last
     /// answer is short; a push that fits one batch goes whole.
