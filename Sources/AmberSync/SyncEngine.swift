@@ -275,8 +275,9 @@ actor SyncEngine {
             guard remaining > batchSize else { return nil }
             limit = edge
         } else {
-            // The batch before the last leaves about `edge` records for the last.
-            guard remaining > edge, remaining <= batchSize + edge else { return nil }
+            // The batch before the last leaves about `edge` records for the last, unless it
+            // would be smaller than that itself: a remainder of up to two edges goes whole.
+            guard remaining > 2 * edge, remaining <= batchSize + edge else { return nil }
             limit = remaining - edge
         }
         return limit < batchSize ? limit : nil

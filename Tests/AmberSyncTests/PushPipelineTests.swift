@@ -215,6 +215,8 @@ import Testing
         (4_000, 4_000, [4_000]),
         (4_001, 4_000, [500, 3_001, 500]),
         (8_000, 4_000, [500, 4_000, 3_000, 500]),
+        // A remainder of up to two edges after the full batches goes whole, not as a batch of 2.
+        (9_002, 4_000, [500, 4_000, 4_000, 502]),
         (95, 10, [1] + Array(repeating: 10, count: 9) + [3, 1]),
         (3, 1, [1, 1, 1]),
     ])
@@ -247,8 +249,8 @@ import Testing
         #expect(report.pushed == 95 && report.pulled == 0 && report.merged.isEmpty)
         #expect(day.client.pendingCount == 0)
         let pushes = transport.pushes.withLock { $0 }
-        // The first and last batches are smaller (`SyncEngine.batchLimit`): the one before the
-        // last leaves about a tenth of a batch's records for it, here after a full batch left 4.
+        // The first and last batches are smaller (`SyncEngine.batchLimit`): an eighth of a batch,
+        // here 1; the one before the last leaves that for it, here of the 4 a full batch left.
         #expect(pushes.map(\.request.mutations.count) == [1] + Array(repeating: 10, count: 9) + [3, 1])
         let ids = pushes.flatMap { $0.request.mutations.map(\.id) }
         #expect(ids.count == 95 && Set(ids).count == 95, "each record in one batch only")
