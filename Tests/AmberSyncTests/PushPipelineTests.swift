@@ -231,6 +231,9 @@ import Testing
             remaining -= size
         }
         #expect(planned == sizes)
+        // Nothing or less left than counted (records that needed no push): full batches.
+        #expect(SyncEngine.batchLimit(remaining: 0, first: true, batchSize: batchSize) == nil)
+        #expect(SyncEngine.batchLimit(remaining: -3, first: false, batchSize: batchSize) == nil)
     }
 
     @Test(arguments: Backend.allCases)
@@ -476,6 +479,54 @@ import Testing
             try phone.storage.syncWrite { try SyncSchema.clientID($0) }
                 != copy.storage.syncWrite { try SyncSchema.clientID($0) })
         let reader = try Device(server: server, token: token)
+        #expect(try await reader.client.sync().pulled == everything.count, "each note once")
+        #expect(Set(reader.notes.all) == everything)
+    }
+
+    /// A copied phone's long push is refused at its first, small batch, as another device's,
+    /// while the batch after it was planned into the outbox: both leave the outbox with the old
+    /// client id, and every note is planned again under the new one and reaches the server once.
+    @Test(arguments: Backend.allCases)
+    func aCopiedPhonesLongPushRefusedAtItsFirstBatchLosesNothing(backend: Backend) async throws {
+        let server = try await TestServer.start(backend, over: .inProcess)
+        defer { Task { await server.stop() } }
+        let token = try await server.addUser()
+        let folder = temporaryDirectory()
+        let path = folder.appendingPathComponent("phone.sqlite").path
+        let before = note("before the copy")
+        do {
+            let phone = try Device(server: server, token: token, path: path)
+            try phone.notes.add(before)
+            try await phone.client.sync()
+        }
+        let copyPath = folder.appendingPathComponent("copy.sqlite").path
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copyPath + suffix)
+        }
+        // The phone's next mutation id goes to the server first, with another note.
+        let phone = try Device(server: server, token: token, path: path)
+        let mine = note("on the phone")
+        try phone.notes.add(mine)
+        try await phone.client.sync()
+
+        let transport = RecordingTransport(server.transport)
+        let copy = try Device(transport: transport, path: copyPath, tokenProvider: { token })
+        let oldClientID = try copy.storage.syncWrite { try SyncSchema.clientID($0) }
+        let theirs = (0..<25).map { note("on the copy \($0)") }
+        try copy.notes.add(contentsOf: theirs)
+        await copy.client.engine.apply(pushBatchSize: 10)
+
+        #expect(try await copy.client.sync().pushed == 25)
+        let pushes = transport.pushes.withLock { $0 }
+        #expect(pushes.first.map { ($0.request.clientID, $0.request.mutations.count) } ?? ("", 0) == (oldClientID, 1))
+        #expect(pushes.first?.answer == nil, "refused")
+        #expect(pushes.dropFirst().allSatisfy { $0.request.clientID != oldClientID }, "all again under a new id")
+        #expect(pushes.dropFirst().flatMap { $0.request.mutations.map(\.id) }.count == 25, "each note once")
+        #expect(copy.client.pendingCount == 0)
+        let outbox = try copy.storage.syncWrite { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM amber_sync_outbox") }
+        #expect(outbox == 0)
+        let reader = try Device(server: server, token: token)
+        let everything = Set([before, mine] + theirs)
         #expect(try await reader.client.sync().pulled == everything.count, "each note once")
         #expect(Set(reader.notes.all) == everything)
     }
