@@ -4,18 +4,20 @@ import GRDB
 /// Single-record pushes over HTTP against the same row writes as raw single-statement
 /// transactions on a database of the same backend.
 enum PushThroughput {
-    static func run(backend: Backend, pushes: Int, users: Int, rounds: Int) async throws {
+    static func run(backend: Backend, pushes: Int, users: Int, rounds: Int, client: PushClient) async throws {
         // One user, `pushes` pushes from 10 clients. One user's pushes commit one after another
         // (its versions commit in order), so its target is looser.
         try await measure(
             backend: backend, figure: "push-one-user",
             name: "one user, \(pushes) single-record pushes from 10 concurrent clients",
-            users: 1, clientsPerUser: 10, pushesPerClient: max(pushes / 10, 1), rounds: rounds, postgresTarget: 4)
+            users: 1, clientsPerUser: 10, pushesPerClient: max(pushes / 10, 1), rounds: rounds, postgresTarget: 4,
+            client: client)
         // `users` users, 100 pushes each, all at once.
         try await measure(
             backend: backend, figure: "push-many-users",
             name: "\(users) users x 100 single-record pushes, concurrently",
-            users: users, clientsPerUser: 1, pushesPerClient: 100, rounds: rounds, postgresTarget: 2)
+            users: users, clientsPerUser: 1, pushesPerClient: 100, rounds: rounds, postgresTarget: 2,
+            client: client)
     }
 
     /// Measures one figure over `rounds` rounds, each of ours, the same pushes unstored and the
@@ -24,24 +26,30 @@ enum PushThroughput {
     /// PostgreSQL (none on SQLite).
     static func measure(
         backend: Backend, figure: String, name: String, users: Int, clientsPerUser: Int, pushesPerClient: Int,
-        rounds: Int, postgresTarget: Double
+        rounds: Int, postgresTarget: Double, client: PushClient
     ) async throws {
         var (oursRounds, serverCPURounds, unstoredRounds, unstoredCPURounds, baselineRounds) = (
             [Double](), [Double](), [Double](), [Double](), [Double]()
         )
+        // The CPU this process (the load's client, or the baseline's writers) used meanwhile.
+        var (clientCPURounds, baselineCPURounds) = ([Double](), [Double]())
         let total = users * clientsPerUser * pushesPerClient
         let clients = users * clientsPerUser
         for _ in 0..<max(rounds, 1) {
             let stored = try await pushLoad(
                 backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
-                storingPushes: true)
+                storingPushes: true, client: client)
             let unstored = try await pushLoad(
                 backend: backend, users: users, clientsPerUser: clientsPerUser, pushesPerClient: pushesPerClient,
-                storingPushes: false)
+                storingPushes: false, client: client)
+            let baselineLocation = try await backend.newDatabase()
+            let baselineCPU = Memory.cpuSeconds()
             baselineRounds.append(
                 try await RawWrites.run(
-                    backend: backend, location: try await backend.newDatabase(), users: users, clients: clients,
+                    backend: backend, location: baselineLocation, users: users, clients: clients,
                     writesPerClient: pushesPerClient))
+            baselineCPURounds.append(Memory.cpuSeconds() - baselineCPU)
+            clientCPURounds.append(stored.clientCPU)
             oursRounds.append(stored.seconds)
             serverCPURounds.append(stored.serverCPU)
             unstoredRounds.append(unstored.seconds)
@@ -50,12 +58,14 @@ enum PushThroughput {
         let (ours, serverCPU) = (percentile(oursRounds, 0.5), percentile(serverCPURounds, 0.5))
         let (unstored, unstoredServerCPU) = (percentile(unstoredRounds, 0.5), percentile(unstoredCPURounds, 0.5))
         let baseline = percentile(baselineRounds, 0.5)
+        let (clientCPU, baselineCPU) = (percentile(clientCPURounds, 0.5), percentile(baselineCPURounds, 0.5))
         let rounds = Double(oursRounds.count)
         report(
             "sync \(backend.kind.rawValue) push: \(name): \(format(ours)) s, \(Int(Double(total) / ours)) pushes/s; "
                 + "baseline \(total) raw single-statement transactions from \(clients) writers: \(format(baseline)) s, "
                 + "\(Int(Double(total) / baseline)) writes/s; ratio \(format(ours / baseline)) (target ≤ \(format(postgresTarget, 0)) on PostgreSQL); "
-                + "server CPU \(format(serverCPU)) s; medians of \(oursRounds.count) rounds (ours \(list(oursRounds)) s, "
+                + "server CPU \(format(serverCPU)) s, load client CPU \(format(clientCPU)) s, baseline writers' CPU "
+                + "\(format(baselineCPU)) s; medians of \(oursRounds.count) rounds (ours \(list(oursRounds)) s, "
                 + "baseline \(list(baselineRounds)) s)"
         )
         try benchmarkRun.record(
@@ -65,7 +75,8 @@ enum PushThroughput {
             ours: ours, baseline: baseline, unit: "s", targetRatio: backend.kind == .postgres ? postgresTarget : nil,
             details: [
                 "pushes": Double(total), "pushes_per_s": Double(total) / ours, "writes_per_s": Double(total) / baseline,
-                "server_cpu_s": serverCPU, "rounds": rounds,
+                "server_cpu_s": serverCPU, "client_cpu_s": clientCPU, "baseline_client_cpu_s": baselineCPU,
+                "rounds": rounds,
             ])
         report(
             "sync \(backend.kind.rawValue) push: \(name), answered without storing: \(format(unstored)) s; "
@@ -85,8 +96,9 @@ enum PushThroughput {
     /// server process spent meanwhile (steadier than the time on a shared machine); with
     /// `storingPushes` false, against one that answers without storing (``UnstoredPushes``).
     static func pushLoad(
-        backend: Backend, users: Int, clientsPerUser: Int, pushesPerClient: Int, storingPushes: Bool
-    ) async throws -> (seconds: Double, serverCPU: Double) {
+        backend: Backend, users: Int, clientsPerUser: Int, pushesPerClient: Int, storingPushes: Bool,
+        client pushClient: PushClient
+    ) async throws -> (seconds: Double, serverCPU: Double, clientCPU: Double) {
         let location = try await backend.newDatabase()
         let tokens = try await Backend.addUsers((0..<users).map { "user-\($0)" }, at: location)
         let server = try await ServerProcess.start(database: location, storingPushes: storingPushes)
@@ -95,23 +107,44 @@ enum PushThroughput {
         let url = server.url
         let tokenList = tokens
 
-        // Warm the connections (and the server), not measured.
-        try await concurrently(clients, width: clients) { client in
-            _ = try await LoadClient.pull(url, token: tokenList[client / clientsPerUser], cursor: 0, limit: 1)
+        // A connection for each client, opened and warmed (with the server), not measured.
+        var connections: [HTTPConnection] = []
+        switch pushClient {
+        case .nio:
+            for client in 0..<clients {
+                let connection = try await HTTPConnection.connect(url)
+                try await connection.pull(token: tokenList[client / clientsPerUser], cursor: 0, limit: 1)
+                connections.append(connection)
+            }
+        case .asyncHTTPClient:
+            try await concurrently(clients, width: clients) { client in
+                _ = try await LoadClient.pull(url, token: tokenList[client / clientsPerUser], cursor: 0, limit: 1)
+            }
         }
-        let cpuBefore = Memory.cpuSeconds(of: server.pid)
+        let opened = connections
+        defer { for connection in opened { connection.close() } }
+        let cpuBefore = (server: Memory.cpuSeconds(of: server.pid), client: Memory.cpuSeconds())
         let start = ContinuousClock.now
         try await concurrently(clients, width: clients) { client in
             let token = tokenList[client / clientsPerUser]
             for push in 0..<pushesPerClient {
                 let id = "c\(client)-\(push)"
-                let results = try await LoadClient.push(
-                    url, token: token, clientID: "client-\(client)",
-                    mutations: [.create(Int64(push + 1), id: id, index: push)])
+                let (clientID, mutations) = (
+                    "client-\(client)", [WireMutation.create(Int64(push + 1), id: id, index: push)]
+                )
+                let results =
+                    switch pushClient {
+                    case .nio: try await opened[client].push(token: token, clientID: clientID, mutations: mutations)
+                    case .asyncHTTPClient:
+                        try await LoadClient.push(url, token: token, clientID: clientID, mutations: mutations)
+                    }
                 guard results.first?.status == "applied" else { throw BenchmarkError("push \(id) was not applied") }
             }
         }
-        return (seconds(since: start), Memory.cpuSeconds(of: server.pid) - cpuBefore)
+        return (
+            seconds(since: start), Memory.cpuSeconds(of: server.pid) - cpuBefore.server,
+            Memory.cpuSeconds() - cpuBefore.client
+        )
     }
 }
 
@@ -158,4 +191,12 @@ enum RawWrites {
                 location, users: users, clients: clients, writesPerClient: writesPerClient)
         }
     }
+}
+
+/// The load's client of the push figures (`--push-client`).
+enum PushClient: String, Sendable {
+    /// ``HTTPConnection``: a keep-alive connection of each client, NIO's HTTP/1.1 codec and one handler.
+    case nio
+    /// ``LoadClient``: async-http-client's pool, as the other figures use.
+    case asyncHTTPClient = "async-http-client"
 }
