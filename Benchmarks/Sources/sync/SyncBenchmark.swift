@@ -11,6 +11,8 @@ import Foundation
 /// their ratio; with `--results FILE` it also appends each figure to FILE as a line of JSON (see `FigureResult`), for
 /// `scripts/write-readme`.
 /// The scale options shrink a figure for quick runs; the defaults are the sizes of Benchmarks/README.md.
+/// `--push-client async-http-client` runs the push figures with the load client they had before
+/// ``HTTPConnection``.
 ///
 /// `sync serve --database LOCATION [--port N]` is the server process the figures start: this
 /// same executable, serving with the `AmberSyncServer` library.
@@ -75,7 +77,8 @@ enum Figure: String, CaseIterable {
         case .page: try await PageRead.run(backend: backend, records: options.pageRecords)
         case .push:
             try await PushThroughput.run(
-                backend: backend, pushes: options.pushes, users: options.users, rounds: options.rounds)
+                backend: backend, pushes: options.pushes, users: options.users, rounds: options.rounds,
+                client: options.pushClient)
         case .propagation:
             try await Propagation.run(backend: backend, changes: options.changes, waiting: options.waiting)
         case .fanOut: try await FanOut.run(backend: backend, pulls: options.fanOut, writes: options.fanOutWrites)
@@ -112,6 +115,9 @@ struct Options {
     var rounds = 3
     /// Attachments of 10 KiB in the small attachments figure.
     var attachments = 1_000
+    /// The load's client of the push figures: ``HTTPConnection`` (`nio`), or async-http-client
+    /// (`async-http-client`), the client of the figures before it.
+    var pushClient = PushClient.nio
 
     init(_ arguments: [String]) throws {
         var arguments = arguments[...]
@@ -139,6 +145,11 @@ struct Options {
             case "--kills": kills = try number(argument)
             case "--rounds": rounds = try number(argument)
             case "--attachments": attachments = try number(argument)
+            case "--push-client":
+                guard let value = arguments.popFirst().flatMap(PushClient.init(rawValue:)) else {
+                    throw BenchmarkError("--push-client needs nio or async-http-client")
+                }
+                pushClient = value
             default:
                 guard let figure = Figure(rawValue: argument) else {
                     throw BenchmarkError(
