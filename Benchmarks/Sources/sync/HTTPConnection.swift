@@ -7,10 +7,10 @@ import NIOPosix
 /// the load's client for the push figures.
 ///
 /// On this machine's two cores the load's client runs beside the server and its database, so
-/// what the client spends on each request is taken from them. async-http-client's pool, request
-/// bags and streamed bodies cost about as much CPU as the server itself on single-record
-/// pushes; this client is NIO's HTTP/1.1 codec and one handler, as lean as `wrk` or a phone's
-/// URLSession are to the server (the server sees the same requests either way).
+/// what the client spends on each request is taken from them: with async-http-client as the
+/// load's client, 100 users' single-record pushes cost the client about as much CPU as the
+/// server (Benchmarks/README.md, Load). This client is NIO's HTTP/1.1 codec and one handler;
+/// the server sees the same requests, one at a time on each client's connection.
 final class HTTPConnection: Sendable {
     let channel: any Channel
     let host: String
