@@ -49,7 +49,10 @@ final class HTTPConnection: Sendable {
         let exchange = Exchange(
             head: HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers), body: body,
             answer: promise)
-        channel.writeAndFlush(exchange, promise: nil)
+        // A write that never reaches the handler (the connection closed first) fails the answer too.
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { promise.fail($0) }
+        channel.writeAndFlush(exchange, promise: written)
         let answer = try await promise.futureResult.get()
         return (answer.status, answer.body)
     }
