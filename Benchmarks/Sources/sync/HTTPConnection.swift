@@ -59,17 +59,12 @@ final class HTTPConnection: Sendable {
 
     /// Pushes `mutations` of `clientID` and returns the server's results, as ``LoadClient/push``.
     func push(token: String, clientID: String, mutations: [WireMutation]) async throws -> [WireResult] {
-        let body = ByteBuffer(bytes: try JSONEncoder().encode(WirePush(clientID: clientID, mutations: mutations)))
+        let body = try WirePush.body(clientID: clientID, mutations: mutations)
         let answer = try await send(.POST, "/v1/push", token: token, json: body)
         guard answer.status == .ok else {
             throw BenchmarkError("POST /v1/push answered \(answer.status.code): \(String(buffer: answer.body))")
         }
-        let results = try JSONDecoder().decode(WirePushResponse.self, from: Data(answer.body.readableBytesView))
-            .results
-        guard results.count == mutations.count else {
-            throw BenchmarkError("the push answered \(results.count) results")
-        }
-        return results
+        return try WirePushResponse.results(from: Data(answer.body.readableBytesView), of: mutations)
     }
 
     /// Pulls a page after `cursor`, to open the connection and warm the server before a figure.

@@ -22,14 +22,8 @@ enum LoadClient {
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(
-            ByteBuffer(bytes: try JSONEncoder().encode(WirePush(clientID: clientID, mutations: mutations))))
-        let body = try await send(request)
-        let results = try JSONDecoder().decode(WirePushResponse.self, from: body).results
-        guard results.count == mutations.count else {
-            throw BenchmarkError("the push answered \(results.count) results")
-        }
-        return results
+        request.body = .bytes(try WirePush.body(clientID: clientID, mutations: mutations))
+        return try WirePushResponse.results(from: try await send(request), of: mutations)
     }
 
     /// Pulls after `cursor`, held up to `wait` seconds when there is nothing newer.
@@ -117,6 +111,11 @@ struct WireMutation: Encodable, Sendable {
 struct WirePush: Encodable {
     let clientID: String
     let mutations: [WireMutation]
+
+    /// The JSON body of a push of `mutations` by `clientID`.
+    static func body(clientID: String, mutations: [WireMutation]) throws -> ByteBuffer {
+        ByteBuffer(bytes: try JSONEncoder().encode(WirePush(clientID: clientID, mutations: mutations)))
+    }
 }
 
 struct WireResult: Decodable {
@@ -127,6 +126,15 @@ struct WireResult: Decodable {
 
 struct WirePushResponse: Decodable {
     let results: [WireResult]
+
+    /// The results of a push's answer `body`, one for each of `mutations`.
+    static func results(from body: Data, of mutations: [WireMutation]) throws -> [WireResult] {
+        let results = try JSONDecoder().decode(WirePushResponse.self, from: body).results
+        guard results.count == mutations.count else {
+            throw BenchmarkError("the push answered \(results.count) results")
+        }
+        return results
+    }
 }
 
 struct WireChange: Decodable {
